@@ -1,0 +1,37 @@
+# Two commands for a learner: `make lab` and `make test`. Both create .venv on first use.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+PYTEST_ARGS ?= -n auto
+LAB_ARGS ?=
+
+.PHONY: lab test release bench lint clean
+
+$(STAMP): pyproject.toml constraints.txt
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --upgrade pip
+	$(BIN)/python -m pip install -c constraints.txt -e '.[test]'
+	@touch $(STAMP)
+
+## lab: set up .venv if needed and open JupyterLab on the learner notebooks in course/
+lab: $(STAMP)
+	$(BIN)/jupyter lab --ServerApp.root_dir=course $(LAB_ARGS)
+
+## test: set up .venv if needed and run the whole suite
+test: $(STAMP)
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+## release: regenerate course/ from solutions/ through nbgrader
+release: $(STAMP)
+	$(BIN)/python -m autograder release
+
+## bench: print the benchmark table
+bench: $(STAMP)
+	$(BIN)/python -m tests.bench
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache
