@@ -1,0 +1,13 @@
+"""nbgrader configuration for this course: solutions/ is the source, course/ the release.
+
+nbgrader finds this file through ``JUPYTER_CONFIG_PATH=autograder`` (set by the Makefile and
+by :mod:`autograder.release`).
+"""
+
+from pathlib import Path
+
+c = get_config()  # noqa: F821 (defined by traitlets when it loads this file)
+
+c.CourseDirectory.root = str(Path(__file__).resolve().parent.parent)
+c.CourseDirectory.source_directory = "solutions"
+c.CourseDirectory.release_directory = "course"
