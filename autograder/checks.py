@@ -24,6 +24,8 @@ from typing import Any
 
 import torch
 
+from autograder.messages import first_line
+
 __all__ = [
     "CheckFailed",
     "call_learner",
@@ -49,10 +51,6 @@ class CheckFailed(AssertionError):
 
 def _fail(message: str, hint: str | None) -> None:
     raise CheckFailed(message if hint is None else f"{message}\nHint: {hint}")
-
-
-def _first_line(message: object) -> str:
-    return str(message).strip().split("\n")[0]
 
 
 def _type_name(kind: type) -> str:
@@ -239,13 +237,13 @@ def call_learner(name: str, function: object, /, *args: Any, **kwargs: Any) -> A
         try:
             result = function(*args, **kwargs)
         except Exception as error:  # the learner's code may raise anything
-            failure = f"calling `{name}()` raised {type(error).__name__}: {_first_line(error)}"
+            failure = f"calling `{name}()` raised {type(error).__name__}: {first_line(error)}"
     if failure is not None:
         _fail(failure, None)
     if caught:
         _fail(
             f"calling `{name}()` gave a {caught[0].category.__name__}: "
-            f"{_first_line(caught[0].message)}",
+            f"{first_line(caught[0].message)}",
             "a correct answer triggers no warning here; read the warning's advice.",
         )
     return result
