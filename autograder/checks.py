@@ -24,11 +24,12 @@ from typing import Any
 
 import torch
 
-from autograder.messages import first_line
+from autograder.messages import headline
 
 __all__ = [
     "CheckFailed",
     "call_learner",
+    "expect",
     "expect_choice",
     "expect_equal",
     "expect_leaf",
@@ -51,6 +52,20 @@ class CheckFailed(AssertionError):
 
 def _fail(message: str, hint: str | None) -> None:
     raise CheckFailed(message if hint is None else f"{message}\nHint: {hint}")
+
+
+def expect(condition: object, message: str, *, hint: str | None = None) -> None:
+    """Pass only when ``condition`` is the object ``True`` (a truthy stand-in does not count).
+
+    >>> expect(1 + 1 == 2, "arithmetic is broken")
+    >>> expect(torch.ones(2).requires_grad, "`x` should require grad.", hint="x.requires_grad_()")
+    Traceback (most recent call last):
+    ...
+    autograder.checks.CheckFailed: `x` should require grad.
+    Hint: x.requires_grad_()
+    """
+    if condition is not True:
+        _fail(message, hint)
 
 
 def _type_name(kind: type) -> str:
@@ -236,14 +251,19 @@ def call_learner(name: str, function: object, /, *args: Any, **kwargs: Any) -> A
         warnings.simplefilter("always")
         try:
             result = function(*args, **kwargs)
+        except NotImplementedError:
+            failure = (
+                f"`{name}` is not written yet: replace `raise NotImplementedError()` "
+                "with your code."
+            )
         except Exception as error:  # the learner's code may raise anything
-            failure = f"calling `{name}()` raised {type(error).__name__}: {first_line(error)}"
+            failure = f"calling `{name}()` raised {type(error).__name__}: {headline(error)}"
     if failure is not None:
         _fail(failure, None)
     if caught:
         _fail(
             f"calling `{name}()` gave a {caught[0].category.__name__}: "
-            f"{first_line(caught[0].message)}",
+            f"{headline(caught[0].message)}",
             "a correct answer triggers no warning here; read the warning's advice.",
         )
     return result

@@ -1,12 +1,17 @@
-"""Turn exceptions and warnings into the one line a learner needs to read.
+"""Turn exceptions and warnings into the line a learner needs to read.
 
->>> first_line(ValueError("bad value\\nmore detail"))
-'bad value'
+>>> headline(ValueError("bad value. Try again.\\nmore detail"))
+'bad value.'
+>>> headline(RuntimeError("element 0 of tensors does not require grad"))
+'element 0 of tensors does not require grad'
 """
 
-__all__ = ["first_line"]
+__all__ = ["headline"]
 
 
-def first_line(message: object) -> str:
-    """The first line of ``str(message)``, stripped."""
-    return str(message).strip().split("\n")[0]
+def headline(message: object) -> str:
+    """The first sentence of the first line of ``str(message)``: what went wrong, not the
+    advice and references torch appends after it."""
+    line = str(message).strip().split("\n")[0]
+    sentence, stop, _ = line.partition(". ")
+    return sentence + "." if stop else line
