@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
-PYTEST_ARGS ?= -n auto
+PYTEST_ARGS ?= -n auto --dist loadgroup
 LAB_ARGS ?=
 
 .PHONY: lab test release bench lint clean

@@ -1,0 +1,113 @@
+"""`make bench`: the benchmark table. Speed targets live here, never in timed tests.
+
+Per unit: the wall time to execute the solution notebook in a fresh kernel on the CPU (kernel
+start and the torch import included, best of three), and to autograde one submission with
+plain nbgrader. Then the figures of tests/bench_gradgraph.py, when the recorder is present.
+
+    python -m tests.bench            # all units
+    python -m tests.bench 01_leaf_tensors
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+from autograder.plain_nbgrader import autograde
+from tests.conftest import LAYOUT, ROOT, UNITS
+
+EXECUTE_TARGET_S = 8.0
+REPEATS = 3
+
+
+def _execute_seconds(path: Path) -> float:
+    notebook = nbformat.read(path, as_version=4)
+    started = time.perf_counter()
+    NotebookClient(
+        notebook,
+        timeout=120,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(path.parent)}},
+    ).execute()
+    return time.perf_counter() - started
+
+
+def _autograde_seconds(unit: str) -> float:
+    with tempfile.TemporaryDirectory() as scratch:
+        started = time.perf_counter()
+        autograde(
+            root=ROOT,
+            unit=unit,
+            submissions={"learner": LAYOUT.source_notebook(unit)},
+            workdir=Path(scratch) / "course",
+        )
+        return time.perf_counter() - started
+
+
+def unit_rows(unit: str) -> list[dict]:
+    best = min(_execute_seconds(LAYOUT.source_notebook(unit)) for _ in range(REPEATS))
+    return [
+        {
+            "name": f"{unit}: execute solution notebook, fresh kernel, CPU (best of {REPEATS})",
+            "value": best,
+            "unit": "s",
+            "target": f"<= {EXECUTE_TARGET_S:g}",
+        },
+        {
+            "name": f"{unit}: autograde one submission with plain nbgrader (generate + autograde)",
+            "value": _autograde_seconds(unit),
+            "unit": "s",
+            "target": "baseline",
+        },
+    ]
+
+
+def gradgraph_rows() -> list[dict]:
+    path = ROOT / "tests" / "bench_gradgraph.py"
+    if not path.exists():
+        return []
+    spec = importlib.util.spec_from_file_location("bench_gradgraph", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.measure()
+
+
+def print_table(rows: list[dict]) -> None:
+    width = max(len(row["name"]) for row in rows)
+    print(f"{'benchmark':<{width}}  {'value':>10}  {'target':>10}  met")
+    print("-" * (width + 30))
+    for row in rows:
+        value = row["value"]
+        shown = (
+            f"{value:.3g} {row['unit']}" if isinstance(value, float) else f"{value} {row['unit']}"
+        )
+        met = {True: "yes", False: "NO", None: "-"}[_met(row)]
+        print(f"{row['name']:<{width}}  {shown:>10}  {row['target']:>10}  {met}")
+
+
+def _met(row: dict) -> bool | None:
+    """Read a target like '<= 5' against the value; None where the target is not a bound."""
+    operator, _, bound = str(row["target"]).partition(" ")
+    try:
+        limit = float(bound)
+    except ValueError:
+        return None
+    return {"<=": row["value"] <= limit, ">=": row["value"] >= limit}.get(operator)
+
+
+def main(argv: list[str]) -> None:
+    os.environ["CUDA_VISIBLE_DEVICES"] = ""  # the CPU figures are the ones with targets
+    units = argv or UNITS
+    rows = [row for unit in units for row in unit_rows(unit)] + gradgraph_rows()
+    print_table(rows)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,113 @@
+"""Shared fixtures: the repository's layout, and nbgrader's verdict on each unit's variants."""
+
+from __future__ import annotations
+
+import functools
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from autograder.layout import CourseLayout
+from autograder.plain_nbgrader import GradedNotebook, autograde
+
+ROOT = Path(__file__).resolve().parent.parent
+LAYOUT = CourseLayout(ROOT)
+UNITS = LAYOUT.units()
+# Graded in this many nbgrader runs per unit, so that pytest-xdist can spread them over cores.
+CHUNKS = 2
+_MARKERS = {"### BEGIN SOLUTION", "### END SOLUTION"}
+
+
+@dataclass(frozen=True)
+class WrongAnswer:
+    """A plausible wrong answer kept as test data: it must lose exactly the points in `loses`."""
+
+    unit: str
+    number: int
+    cell: str
+    code: str
+    why: str
+    loses: tuple[str, ...]
+
+    @property
+    def learner(self) -> str:
+        return f"wrong-{self.number:02d}-{self.cell}"
+
+
+def wrong_answers(unit: str) -> list[WrongAnswer]:
+    path = ROOT / "tests" / "wrong_answers" / f"{unit}.toml"
+    entries = tomllib.loads(path.read_text(encoding="utf-8"))["wrong"] if path.exists() else []
+    return [
+        WrongAnswer(
+            unit=unit,
+            number=number,
+            cell=entry["cell"],
+            code=entry["code"].strip("\n"),
+            why=entry["why"],
+            loses=tuple(entry.get("loses", [f"{entry['cell']}_test"])),
+        )
+        for number, entry in enumerate(entries, start=1)
+    ]
+
+
+def solved_learner_notebook(unit: str, replace: dict[str, str] | None = None):
+    """The released learner notebook with every exercise solved as in solutions/, except the
+    cells in ``replace`` (grade id -> code), which get that code instead."""
+    solutions = {
+        cell.metadata["nbgrader"]["grade_id"]: "\n".join(
+            line for line in cell.source.splitlines() if line.strip() not in _MARKERS
+        )
+        for cell in nbformat.read(LAYOUT.source_notebook(unit), as_version=4).cells
+        if cell.metadata.get("nbgrader", {}).get("solution")
+    }
+    notebook = nbformat.read(LAYOUT.learner_notebook(unit), as_version=4)
+    for cell in notebook.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if grade_id in solutions:
+            cell.source = (replace or {}).get(grade_id, solutions[grade_id])
+    return notebook
+
+
+def _variants(unit: str) -> dict[str, object]:
+    variants: dict[str, object] = {
+        "solution": LAYOUT.source_notebook(unit),
+        "learner": LAYOUT.learner_notebook(unit),
+        "learner-solved": solved_learner_notebook(unit),
+    }
+    for wrong in wrong_answers(unit):
+        variants[wrong.learner] = solved_learner_notebook(unit, {wrong.cell: wrong.code})
+    return variants
+
+
+def chunk_of(unit: str, learner: str) -> int:
+    return list(_variants(unit)).index(learner) % CHUNKS
+
+
+@functools.cache
+def _graded_chunk(unit: str, chunk: int, workdir: Path) -> dict[str, GradedNotebook]:
+    variants = _variants(unit)
+    chosen = {
+        name: nb for index, (name, nb) in enumerate(variants.items()) if index % CHUNKS == chunk
+    }
+    return autograde(root=ROOT, unit=unit, submissions=chosen, workdir=workdir)
+
+
+@pytest.fixture(scope="session")
+def graded(tmp_path_factory):
+    """``graded(unit, learner)``: what plain nbgrader gave that variant of the unit."""
+
+    def lookup(unit: str, learner: str) -> GradedNotebook:
+        chunk = chunk_of(unit, learner)
+        workdir = tmp_path_factory.getbasetemp() / f"nbgrader-{unit}-{chunk}"
+        return _graded_chunk(unit, chunk, workdir)[learner]
+
+    return lookup
+
+
+def graded_param(unit: str, learner: str):
+    """A pytest param grouped so that one xdist worker grades each chunk once."""
+    group = f"{unit}-{chunk_of(unit, learner)}"
+    return pytest.param(unit, learner, id=f"{unit}-{learner}", marks=pytest.mark.xdist_group(group))

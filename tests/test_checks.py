@@ -1,0 +1,81 @@
+"""The check helpers refuse look-alikes: subclasses, permissive __eq__, wrong dtype or device."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from autograder.checks import (
+    CheckFailed,
+    call_learner,
+    expect,
+    expect_choice,
+    expect_equal,
+    expect_leaf,
+    expect_mapping,
+    expect_tensor,
+)
+
+
+class AlwaysEqual:
+    def __eq__(self, other):
+        return True
+
+    __hash__ = object.__hash__
+
+
+class SneakyTensor(torch.Tensor):
+    pass
+
+
+class TruthyBool(int):
+    def __bool__(self):
+        return True
+
+
+@pytest.mark.parametrize(
+    ("check", "message"),
+    [
+        (lambda: expect_equal("a", AlwaysEqual(), True), "should be of type bool"),
+        (lambda: expect_equal("a", 1, True), "should be of type bool"),
+        (lambda: expect_choice("a", AlwaysEqual(), ["x", "y"]), "must be one of"),
+        (lambda: expect_mapping("m", {"a": 1, "b": 2}, ["a"]), "unexpected key(s) 'b'"),
+        (lambda: expect_mapping("m", [("a", 1)], ["a"]), "should be of type dict"),
+        (
+            lambda: expect_tensor("t", torch.ones(2).as_subclass(SneakyTensor), torch.ones(2)),
+            "should be of type torch.Tensor",
+        ),
+        (lambda: expect_tensor("t", torch.ones(3), torch.ones(2)), "has shape (3,)"),
+        (lambda: expect_tensor("t", torch.ones(2).double(), torch.ones(2)), "dtype torch.float64"),
+        (lambda: expect_tensor("t", torch.tensor([1.0, float("nan")]), torch.ones(2)), "index 1"),
+        (lambda: expect_leaf("w", torch.ones(2)), "does not require grad"),
+        (lambda: expect_leaf("w", torch.ones(2, requires_grad=True) + 1), "AddBackward0"),
+        (lambda: expect(TruthyBool(1), "not the True object"), "not the True object"),
+        (lambda: call_learner("f", 42), "should be a function"),
+    ],
+)
+def test_look_alikes_are_refused_with_a_message(check, message):
+    with pytest.raises(CheckFailed) as raised:
+        check()
+    assert message in str(raised.value)
+
+
+def test_tensor_on_another_device_type_is_refused():
+    meta = torch.ones(2, device="meta")
+    with pytest.raises(CheckFailed, match="on device 'meta'; expected 'cpu'"):
+        expect_tensor("t", meta, torch.ones(2))
+
+
+def test_call_learner_explains_unwritten_code_warnings_and_errors():
+    def unwritten():
+        raise NotImplementedError()
+
+    def warns():
+        return (torch.ones(1, requires_grad=True) * 2).grad
+
+    with pytest.raises(CheckFailed, match="not written yet"):
+        call_learner("unwritten", unwritten)
+    with pytest.raises(CheckFailed, match="gave a UserWarning: The .grad attribute"):
+        call_learner("warns", warns)
+    with pytest.raises(CheckFailed, match=r"raised KeyError: 'k'"):
+        call_learner("fails", lambda: {}["k"])

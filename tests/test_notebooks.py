@@ -1,0 +1,72 @@
+"""What plain nbgrader gives each unit: full marks for the solutions, zero for the learner
+version as released, and for every kept wrong answer the loss of exactly its own item."""
+
+from __future__ import annotations
+
+import nbformat
+import pytest
+
+from tests.conftest import LAYOUT, UNITS, graded_param, wrong_answers
+
+
+def _graded_cells(unit: str) -> dict[str, str]:
+    """grade id -> ``"solution"`` or ``"test"`` for every nbgrader cell of the unit."""
+    cells = {}
+    for cell in nbformat.read(LAYOUT.source_notebook(unit), as_version=4).cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if meta.get("solution"):
+            cells[meta["grade_id"]] = "solution"
+        elif meta.get("grade"):
+            cells[meta["grade_id"]] = "test"
+    return cells
+
+
+@pytest.mark.parametrize(("unit", "learner"), [graded_param(u, "solution") for u in UNITS])
+def test_solution_gets_full_marks_and_runs_clean(graded, unit, learner):
+    result = graded(unit, learner)
+    assert result.errors() == {}
+    assert result.scores == result.max_scores
+
+
+@pytest.mark.parametrize(("unit", "learner"), [graded_param(u, "learner-solved") for u in UNITS])
+def test_learner_version_solved_gets_full_marks(graded, unit, learner):
+    """The hidden tests come back at grading time: solving the released notebook is enough."""
+    result = graded(unit, learner)
+    assert result.errors() == {}
+    assert result.scores == result.max_scores
+
+
+@pytest.mark.parametrize(("unit", "learner"), [graded_param(u, "learner") for u in UNITS])
+def test_learner_version_scores_zero_and_only_exercises_fail(graded, unit, learner):
+    result = graded(unit, learner)
+    assert result.max_score > 0
+    assert all(score == 0 for score in result.scores.values()), result.scores
+    exercise_cells = set(_graded_cells(unit))
+    stray_errors = {
+        cell: error for cell, error in result.errors().items() if cell not in exercise_cells
+    }
+    assert stray_errors == {}, "cells outside the exercises fail in the released notebook"
+
+
+@pytest.mark.parametrize(
+    ("unit", "learner"),
+    [graded_param(unit, wrong.learner) for unit in UNITS for wrong in wrong_answers(unit)],
+)
+def test_wrong_answer_loses_exactly_its_item(graded, unit, learner):
+    wrong = next(w for w in wrong_answers(unit) if w.learner == learner)
+    result = graded(unit, learner)
+    expected = {
+        item: 0.0 if item in wrong.loses else top for item, top in result.max_scores.items()
+    }
+    assert result.scores == expected, f"{wrong.cell}: {wrong.why}"
+
+
+@pytest.mark.parametrize("unit", UNITS)
+def test_every_item_has_a_wrong_answer_that_loses_it(unit):
+    kinds = _graded_cells(unit)
+    items = {grade_id for grade_id, kind in kinds.items() if kind == "test"}
+    covered = {item for wrong in wrong_answers(unit) for item in wrong.loses}
+    assert items - covered == set()
+    assert {wrong.cell for wrong in wrong_answers(unit)} <= {
+        grade_id for grade_id, kind in kinds.items() if kind == "solution"
+    }
