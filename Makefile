@@ -5,6 +5,8 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 PYTEST_ARGS ?= -n auto --dist loadgroup
 LAB_ARGS ?=
+# Jupyter refuses to run as root unless told; containers and CI run as root.
+AS_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
 .PHONY: lab test release bench lint clean
 
@@ -16,7 +18,7 @@ $(STAMP): pyproject.toml constraints.txt
 
 ## lab: set up .venv if needed and open JupyterLab on the learner notebooks in course/
 lab: $(STAMP)
-	$(BIN)/jupyter lab --ServerApp.root_dir=course $(LAB_ARGS)
+	$(BIN)/jupyter lab --ServerApp.root_dir=course $(AS_ROOT) $(LAB_ARGS)
 
 ## test: set up .venv if needed and run the whole suite
 test: $(STAMP)
