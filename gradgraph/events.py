@@ -15,15 +15,16 @@ True
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any
 
 __all__ = ["Event", "EventKind", "MemorySample"]
 
 
-class EventKind(str, Enum):
+class EventKind(StrEnum):
     """What happened. The value is the short name used in captions and tests.
 
     - ``NODE``: a graph node was created: a ``grad_fn`` during forward (or during a
@@ -43,9 +44,6 @@ class EventKind(str, Enum):
     FREED = "freed"
     HOOK = "hook"
     ERROR = "error"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 @dataclass(frozen=True, slots=True)

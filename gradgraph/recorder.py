@@ -1,0 +1,301 @@
+"""``record()``: run ordinary PyTorch code and keep a time-ordered log of what autograd did.
+
+What is observed, and how:
+
+- forward ops through a ``TorchFunctionMode`` (each op's new ``grad_fn`` nodes, found by
+  walking ``next_functions``, including ``AccumulateGrad`` leaves);
+- saved tensors through per-slot saved-tensor hooks (pack logs ``saved``; the holder's
+  death logs ``freed``). PyTorch skips its in-place (version) check for hooked saved
+  tensors, so the recorder repeats it: modifying a saved tensor still fails backward
+  ("... modified by an inplace operation ..."), with a message that says gradgraph
+  checked it. A node whose saved tensors were already modified or freed when first seen
+  is not hooked, and PyTorch raises its own error;
+- backward order through node pre-hooks, gradients through ``AccumulateGrad`` post-hooks
+  (and a tensor hook after ``retain_grad()``), second-order nodes through node post-hooks;
+- user hooks: tensor hooks registered inside the block, and hooks of the modules passed
+  to ``record(*modules)`` (hooks registered on ``grad_fn`` nodes are not observed);
+- errors: a ``RuntimeError`` raised by a PyTorch call inside the block, or by
+  :meth:`Recording.backward` after it.
+
+Node hooks stay installed after the block, so a later ``loss.backward()`` is still
+recorded; :meth:`Recording.close` removes them (garbage collection of the recording
+does too). Ops run after the block are not recorded.
+
+Leaf names: parameters are named after the outermost module called
+(``"0.weight"``); tensors are named with ``record(names={"w": w})`` or
+``recording.name(w, "w")`` before their first use.
+
+>>> import torch, gradgraph
+>>> x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+>>> w = torch.tensor([0.5, 0.5, 0.5], requires_grad=True)
+>>> with gradgraph.record(names={"x": x, "w": w}) as rec:
+...     loss = (x * w).exp().sum()
+...     loss.backward()
+>>> [e.name for e in rec.events if e.kind.value == "backward"]
+['SumBackward0', 'ExpBackward0', 'MulBackward0', 'x', 'w']
+>>> rec.close()
+"""
+
+from __future__ import annotations
+
+import contextlib
+import html
+import threading
+import weakref
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch.overrides import TorchFunctionMode
+from torch.utils.weak import WeakIdKeyDictionary
+
+from .device import pick_device
+from .eventlog import EventLog
+from .events import Event, EventKind
+from .modules import ModuleTracker, observe_module_hooks
+from .watcher import GraphWatcher
+
+__all__ = ["Recording", "record"]
+
+_LOGGED = "_gradgraph_logged"
+_active_lock = threading.Lock()
+_active: list[Recording] = []
+
+
+class Recording:
+    """The log of one ``record()`` block. Create it with :func:`record`.
+
+    Event details by kind (all plain values):
+
+    - ``node``: ``grad_fn``, ``op`` (the PyTorch call whose output it is, else None),
+      ``shape``, ``dtype``, ``device``, ``inputs`` (ids of the nodes its gradient flows to),
+      ``leaf``, ``leaf_name``, ``parameter``, ``source``, ``module``, ``during_backward``;
+    - ``saved``: ``slot``, ``shape``, ``dtype``, ``device``, ``numel``, ``bytes``, ``alias``
+      (its storage was already held by another saved tensor, so it adds no memory);
+    - ``freed``: the same facts plus ``released`` (the storage left the saved set);
+    - ``backward``: ``grad_fn``; ``grad``: ``target`` (``"leaf"`` or ``"retained"``),
+      ``norm`` (of the arriving gradient), ``accumulated_norm`` (of ``.grad``, leaves);
+    - ``hook``: ``target`` (``"tensor"`` or ``"module"``), ``kind``, ``hook``, ``module``;
+    - ``error``: ``op``, ``type``, ``message`` (PyTorch's own text).
+    """
+
+    def __init__(self, device: torch.device | None = None) -> None:
+        self.device = device if device is not None else pick_device()
+        self._log = EventLog(self.device)
+        self._leaf_names: WeakIdKeyDictionary = WeakIdKeyDictionary()
+        self._modules = ModuleTracker(self._leaf_names)
+        self._watcher = GraphWatcher(self._log, self._leaf_names, self._modules.current_path)
+        self._closer = weakref.finalize(self, _close, self._watcher, self._log)
+        self._frame_stores: dict[tuple[int, bool], Any] = {}
+
+    @property
+    def events(self) -> tuple[Event, ...]:
+        """The events so far, oldest first."""
+        return self._log.snapshot()
+
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`close` ran: hooks removed, nothing more is recorded."""
+        return not self._closer.alive
+
+    def __len__(self) -> int:
+        return len(self._log.snapshot())
+
+    def __repr__(self) -> str:
+        events = self.events
+        if not events:
+            return "Recording(empty: nothing requiring grad ran inside the block)"
+        counts = Counter(e.kind.value for e in events)
+        summary = ", ".join(f"{n} {kind}" for kind, n in counts.items())
+        return f"Recording({len(events)} events: {summary}{'; closed' if self.closed else ''})"
+
+    def _repr_html_(self) -> str:
+        counts = Counter(e.kind.value for e in self.events)
+        rows = "".join(
+            f"<tr><td>{kind.value}</td><td>{counts.get(kind.value, 0)}</td></tr>"
+            for kind in EventKind
+        )
+        title = html.escape(repr(self))
+        return (
+            f"<table><caption>{title}</caption><tr><th>event</th><th>count</th></tr>{rows}</table>"
+        )
+
+    def name(self, obj: torch.Tensor | torch.nn.Module, label: str) -> None:
+        """Give a leaf tensor a display name, or a module's parameters the prefix ``label.``.
+
+        Call it before the tensor is first used in the recording.
+        """
+        if isinstance(obj, torch.nn.Module):
+            self._modules.name_module(obj, prefix=label)
+        elif isinstance(obj, torch.Tensor):
+            self._leaf_names[obj] = label
+        else:
+            raise TypeError(
+                f"name() takes a tensor or an nn.Module to call {label!r}, got {type(obj).__name__}"
+            )
+
+    def backward(self, tensor: torch.Tensor, **kwargs: Any) -> None:
+        """``tensor.backward(**kwargs)``, logging an ``error`` event if autograd raises.
+
+        Inside the block a plain ``loss.backward()`` is enough; after it, use this to
+        record the error too (a node hook cannot see one).
+        """
+        with _errors_logged(self._log, "backward"):
+            tensor.backward(**kwargs)
+
+    def close(self) -> None:
+        """Remove every hook the recording left on the graph and stop recording (idempotent)."""
+        self._closer()
+
+    def play(self, projector: bool = False) -> Any:
+        """An ipywidgets player over the events recorded so far (see ``gradgraph.player``).
+
+        ``projector=True``: large type for a classroom. ValueError if nothing was recorded.
+        """
+        from .player import Player
+
+        return Player(self._frame_store(projector))
+
+    def to_html(self, projector: bool = False) -> str:
+        """A self-contained HTML player (frames as base64 PNGs, a little JS), no kernel needed."""
+        from .export import to_html
+
+        return to_html(self._frame_store(projector))
+
+    def save(self, path: str | Path, projector: bool = False) -> Path:
+        """Write the frames as a GIF (``.gif``) or a PNG strip (``.png``); return the path."""
+        from .export import save
+
+        return save(self._frame_store(projector), path)
+
+    def _frame_store(self, projector: bool) -> Any:
+        """Frames of the events so far, shared by play, to_html and save (drawing is lazy)."""
+        from .frames import FrameStore
+
+        events = self.events
+        key = (len(events), projector)
+        if key not in self._frame_stores:
+            self._frame_stores[key] = FrameStore(events, projector=projector)
+        return self._frame_stores[key]
+
+    def _on_module_hook(self, module: str, kind: str, hook: str) -> None:
+        details = {"target": "module", "kind": kind, "hook": hook, "module": module}
+        self._log.emit(EventKind.HOOK, None, f"{module} {kind}", details)
+
+
+def _close(watcher: GraphWatcher, log: EventLog) -> None:
+    watcher.close()
+    log.close()
+
+
+@contextlib.contextmanager
+def _errors_logged(log: EventLog, op: str) -> Iterator[None]:
+    """Log a RuntimeError raised in the block (once, however many of these it crosses)."""
+    try:
+        yield
+    except RuntimeError as err:
+        if not getattr(err, _LOGGED, False):
+            setattr(err, _LOGGED, True)
+            details = {"op": op, "type": type(err).__name__, "message": str(err)}
+            log.emit(EventKind.ERROR, None, type(err).__name__, details)
+        raise
+
+
+class _ForwardMode(TorchFunctionMode):
+    """Sees every PyTorch call in the block, in program order, and reports its outputs."""
+
+    def __init__(self, recording: Recording) -> None:
+        super().__init__()
+        self._log = recording._log
+        self._watcher = recording._watcher
+        tensor = torch.Tensor
+        self._special: dict[Callable, Callable] = {
+            tensor.register_hook: self._register_hook,
+            tensor.register_post_accumulate_grad_hook: self._register_post_accumulate_grad_hook,
+            tensor.retain_grad: self._retain_grad,
+        }
+
+    def __torch_function__(
+        self, func: Callable, types: Any, args: tuple = (), kwargs: Mapping | None = None
+    ) -> Any:
+        kwargs = kwargs or {}
+        name = getattr(func, "__name__", "op")
+        if name == "__get__":  # attribute reads (.grad_fn, .shape) make no nodes
+            return func(*args, **kwargs)
+        op = name.strip("_")  # "__mul__" -> "mul"
+        special = self._special.get(func)
+        with _errors_logged(self._log, op):
+            if special is not None:
+                return special(*args, **kwargs)
+            result = func(*args, **kwargs)
+        if isinstance(result, torch.Tensor):
+            self._watcher.watch((result,), op)
+        elif isinstance(result, (tuple, list)):
+            self._watcher.watch(result, op)
+        return result
+
+    def _register_hook(self, t: torch.Tensor, hook: Callable) -> Any:
+        return t.register_hook(self._watcher.observed_tensor_hook(t, hook, "tensor hook"))
+
+    def _register_post_accumulate_grad_hook(self, t: torch.Tensor, hook: Callable) -> Any:
+        observed = self._watcher.observed_tensor_hook(t, hook, "post-accumulate-grad hook")
+        return t.register_post_accumulate_grad_hook(observed)
+
+    def _retain_grad(self, t: torch.Tensor) -> None:
+        t.retain_grad()
+        if not t.is_leaf:
+            self._watcher.watch_retained(t)
+
+
+@contextlib.contextmanager
+def record(
+    *modules: torch.nn.Module,
+    names: Mapping[str, torch.Tensor | torch.nn.Module] | None = None,
+    device: torch.device | None = None,
+) -> Iterator[Recording]:
+    """Record what autograd does while the block runs; yields the :class:`Recording`.
+
+    ``modules``: modules whose hooks (forward, backward) should be observed; their
+    parameters are named after them (``"0.weight"``) even when a submodule is called alone.
+    ``names``: display names for leaf tensors (or parameter-name prefixes for modules).
+    ``device``: whose allocator to sample (default :func:`gradgraph.pick_device`).
+    Blocks cannot be nested (``RuntimeError``).
+
+    >>> import torch, gradgraph
+    >>> with gradgraph.record() as outer:
+    ...     with gradgraph.record():
+    ...         pass
+    Traceback (most recent call last):
+    RuntimeError: gradgraph.record() blocks cannot be nested: ...
+    """
+    recording = Recording(device)
+    for label, obj in (names or {}).items():
+        recording.name(obj, label)
+    for module in modules:  # after names: a name given explicitly wins
+        recording.name(module, "")
+    with (
+        _exclusive(recording),
+        recording._modules.installed(),
+        observe_module_hooks(modules, recording._on_module_hook),
+        _ForwardMode(recording),
+    ):
+        yield recording
+
+
+@contextlib.contextmanager
+def _exclusive(recording: Recording) -> Iterator[None]:
+    with _active_lock:
+        if _active:
+            raise RuntimeError(
+                "gradgraph.record() blocks cannot be nested: a recording is already active "
+                f"({_active[0]!r}). Finish the outer `with` block first, or record the whole "
+                "program in one block."
+            )
+        _active.append(recording)
+    try:
+        yield
+    finally:
+        with _active_lock:
+            _active.remove(recording)

@@ -1,0 +1,260 @@
+"""The player's state, frame rendering and exports of gradgraph, without a browser."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import shutil
+import subprocess
+import threading
+
+import pytest
+import torch
+from PIL import Image
+
+import gradgraph
+import gradgraph.render
+from gradgraph import EventKind
+from gradgraph.frames import FrameStore
+from gradgraph.player import Player
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture(scope="module")
+def recording() -> gradgraph.Recording:
+    """(x * w).exp().sum(): backward with retain_graph, backward, and a failing backward."""
+    x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    w = torch.tensor([0.5, -0.5, 0.25], requires_grad=True)
+    with gradgraph.record(names={"x": x, "w": w}) as rec:
+        loss = (x * w).exp().sum()
+        loss.backward(retain_graph=True)
+        loss.backward()
+        with pytest.raises(RuntimeError):
+            loss.backward()
+    rec.close()
+    return rec
+
+
+@pytest.fixture(scope="module")
+def events(recording) -> tuple:
+    return recording.events
+
+
+def index_of(events, kind: EventKind, name: str) -> int:
+    return next(e.index for e in events if e.kind is kind and e.name == name)
+
+
+def test_player_steps_back_forward_reset_and_stays_in_bounds(recording, events):
+    player = recording.play()
+    assert player.slider.value == 0 and player.slider.max == len(events) - 1
+    player.step_back()
+    assert player.slider.value == 0
+    player.step_forward()
+    player.step_forward()
+    assert player.slider.value == 2
+    player.step_back()
+    assert player.slider.value == 1
+    player.slider.value = player.slider.max
+    player.step_forward()
+    assert player.slider.value == player.slider.max
+    player.play.playing = True
+    player.reset()
+    assert player.slider.value == 0 and player.play.playing is False
+
+
+def test_play_widget_and_speed_share_the_single_step_state(recording):
+    player = recording.play()
+    player.play.value = 5  # what the Play widget does on each tick
+    assert player.slider.value == 5
+    player.slider.value = 7
+    assert player.play.value == 7
+    player.speed.value = 175
+    assert player.play.interval == 175
+    assert bytes(player.image.value) == player.frames.frame(7)
+
+
+def test_caption_and_frame_follow_the_slider(recording, events):
+    player = recording.play()
+    step = index_of(events, EventKind.SAVED, "ExpBackward0")
+    player.slider.value = step
+    assert "ExpBackward0 saved its result (3 floats, 12 B): the derivative of exp is exp." in (
+        player.caption.value
+    )
+    assert bytes(player.image.value).startswith(PNG_SIGNATURE)
+    freed = index_of(events, EventKind.FREED, "ExpBackward0")
+    player.slider.value = freed
+    assert "ExpBackward0 freed its result" in player.caption.value
+    player.slider.value = len(events) - 1
+    assert "Trying to backward through the graph a second time" in player.caption.value
+    assert "widget-view" in str(player._repr_mimebundle_())
+
+
+def test_scene_shows_saved_badges_until_freed_and_grads_on_leaves(events):
+    store = FrameStore(events)
+    exp_node = next(e.node for e in events if e.kind is EventKind.NODE and e.name == "ExpBackward0")
+    x_node = next(e.node for e in events if e.kind is EventKind.NODE and e.name == "x")
+    saved_at = index_of(events, EventKind.SAVED, "ExpBackward0")
+    freed_at = index_of(events, EventKind.FREED, "ExpBackward0")
+    assert exp_node not in store.scene(saved_at - 1).saved
+    assert store.scene(saved_at).saved[exp_node] == 1
+    assert store.scene(freed_at - 1).saved[exp_node] == 1
+    assert exp_node not in store.scene(freed_at).saved
+    first_grad = index_of(events, EventKind.GRAD, "x")
+    assert x_node not in store.scene(first_grad - 1).grads
+    assert store.scene(first_grad).grads[x_node] == pytest.approx(
+        events[first_grad].details["norm"]
+    )
+    assert store.scene(len(events) - 1).ran[exp_node] == 3  # three backward passes reached it
+
+
+def test_frames_are_pngs_cached_and_differ_between_steps(events, monkeypatch):
+    store = FrameStore(events)
+    calls = []
+    real = gradgraph.render.render_frame
+    monkeypatch.setattr(gradgraph.render, "render_frame", lambda *a: calls.append(1) or real(*a))
+    first, second = store.frame(0), store.frame(1)
+    assert first.startswith(PNG_SIGNATURE) and first != second
+    assert store.frame(0) is first and len(calls) == 2  # scrubbing back renders nothing
+    width, height = Image.open(io.BytesIO(first)).size
+    projector = Image.open(io.BytesIO(FrameStore(events, projector=True).frame(0))).size
+    assert projector[0] > width and projector[1] > height
+
+
+def test_layout_is_fixed_for_the_whole_recording(events):
+    store = FrameStore(events)
+    nodes = {e.node for e in events if e.kind is EventKind.NODE}
+    assert set(store.graph.positions) == nodes  # every node placed before the first frame
+    assert store.scene(0).present == {0}
+
+
+def test_drawing_happens_only_on_the_main_thread_while_backward_runs_in_a_worker(
+    events, monkeypatch
+):
+    drawn_on: list[str] = []
+    real = gradgraph.render.render_frame
+
+    def spy(*args):
+        drawn_on.append(threading.current_thread().name)
+        return real(*args)
+
+    monkeypatch.setattr(gradgraph.render, "render_frame", spy)
+    in_backward, main_drew = threading.Event(), threading.Event()
+
+    def pause_backward(grad):
+        in_backward.set()
+        main_drew.wait(timeout=30)
+
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    with gradgraph.record(names={"x": x}) as rec:
+        loss = x.exp().sum()
+        loss.register_hook(pause_backward)
+    worker = threading.Thread(target=loss.backward, name="autograd-like-worker")
+    worker.start()
+    assert in_backward.wait(timeout=30)
+    player = Player(FrameStore(events))  # drawn while the worker's backward is paused inside a hook
+    player.step_forward()
+    main_drew.set()
+    worker.join()
+    rec.close()
+    backward_threads = {e.thread for e in rec.events if e.kind is EventKind.BACKWARD}
+    assert backward_threads == {"autograd-like-worker"}  # the worker's hooks only logged
+    rec.play().step_forward()
+    assert len(drawn_on) == 4 and set(drawn_on) == {threading.main_thread().name}
+    errors = []
+    off_main = threading.Thread(target=lambda: errors.append(_frame_error(rec.events)))
+    off_main.start()
+    off_main.join()
+    assert "only on the main thread" in errors[0]
+
+
+def _frame_error(events) -> str:
+    try:
+        FrameStore(events).frame(0)
+    except RuntimeError as err:
+        return str(err)
+    return "no error"
+
+
+def test_html_export_holds_every_frame_and_needs_no_kernel(recording, events):
+    assert recording.to_html().count("data:image/png;base64,") == len(events)
+    page = recording.to_html()
+    assert page.count('src="data:image/png;base64,') == len(events)
+    assert "<script>" in page and "setInterval" in page
+    assert "http://" not in page and "https://" not in page
+    for button in ("play", "back", "next", "reset"):
+        assert f'class="{button}"' in page
+    assert f'max="{len(events) - 1}"' in page
+
+
+def test_save_gif_and_png_strip(recording, events, tmp_path):
+    gif = recording.save(tmp_path / "graph.gif")
+    with Image.open(gif) as image:
+        assert image.n_frames == len(events)
+    strip = recording.save(tmp_path / "graph.PNG")
+    width, height = Image.open(io.BytesIO(FrameStore(events).frame(0))).size
+    rows = -(-len(events) // 4)
+    with Image.open(strip) as image:
+        assert image.size == (4 * width, rows * height)
+    with pytest.raises(ValueError, match="graph.jpg"):
+        recording.save(tmp_path / "graph.jpg")
+
+
+def test_empty_recording_cannot_be_played_or_exported(tmp_path):
+    with gradgraph.record() as rec:
+        torch.ones(2).sum()
+    with pytest.raises(ValueError, match="Nothing to show.*requires_grad=True"):
+        rec.play()
+    with pytest.raises(ValueError, match="Nothing to show"):
+        rec.to_html()
+    with pytest.raises(ValueError, match="Nothing to show"):
+        rec.save(tmp_path / "empty.gif")
+    assert not (tmp_path / "empty.gif").exists()
+
+
+def test_large_graphs_fold_by_module():
+    blocks = [torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.Tanh()) for _ in range(20)]
+    net = torch.nn.Sequential(*blocks)
+    with gradgraph.record() as rec:
+        net(torch.rand(2, 4)).sum().backward()
+    rec.close()
+    nodes = [e for e in rec.events if e.kind is EventKind.NODE]
+    assert len(nodes) > 80
+    graph = FrameStore(rec.events).graph
+    assert len(graph.positions) <= 25
+    assert graph.labels[graph.group_of[nodes[0].node]] == "0 (5 nodes)"
+
+
+NODE_HARNESS = """
+const imgs = Array.from({length: %(frames)d}, () => ({style: {}}));
+const el = () => ({style: {}, textContent: "", value: "0"});
+const parts = {".play": el(), ".back": el(), ".next": el(), ".reset": el(), "input": el(),
+               ".caption": el()};
+const root = {querySelectorAll: () => imgs, querySelector: (s) => parts[s]};
+global.document = {getElementById: () => root};
+let ticks = [];
+global.setInterval = (f) => { ticks.push(f); return 1; };
+global.clearInterval = () => { ticks = []; };
+%(script)s
+const shown = () => imgs.findIndex((i) => i.style.display === "block");
+const out = [shown(), parts[".caption"].textContent];
+parts[".next"].onclick(); out.push(shown());
+parts[".back"].onclick(); parts[".back"].onclick(); out.push(shown());
+parts["input"].value = "2"; parts["input"].oninput(); out.push(shown());
+parts[".play"].onclick.call(parts[".play"]); out.push(parts[".play"].textContent);
+ticks[0](); out.push(shown());
+parts[".reset"].onclick(); out.push(shown(), parts[".play"].textContent, ticks.length);
+console.log(JSON.stringify(out));
+"""
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="needs node to run the page's script")
+def test_html_export_script_plays_steps_scrubs_and_resets(recording, events):
+    page = recording.to_html()
+    (script,) = re.findall(r"<script>(.*?)</script>", page, flags=re.S)
+    program = NODE_HARNESS % {"frames": len(events), "script": script}
+    result = subprocess.run(["node", "-e", program], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    first_caption = FrameStore(events).scene(0).caption
+    assert json.loads(result.stdout) == [0, first_caption, 1, 0, 2, "pause", 3, 0, "play", 0]

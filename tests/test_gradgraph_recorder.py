@@ -1,0 +1,427 @@
+"""Event sequences, oracles and misuse of gradgraph's recorder (CPU, real autograd)."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+import torch
+
+import gradgraph
+from gradgraph import EventKind
+
+SECOND_BACKWARD = "backward through the graph a second time"
+
+
+def kinds_and_names(recording: gradgraph.Recording) -> list[tuple[str, str]]:
+    return [(e.kind.value, e.name) for e in recording.events]
+
+
+def of_kind(recording: gradgraph.Recording, kind: EventKind) -> list:
+    return [e for e in recording.events if e.kind is kind]
+
+
+@pytest.fixture
+def xw() -> tuple[torch.Tensor, torch.Tensor]:
+    return (
+        torch.tensor([1.0, 2.0, 3.0], requires_grad=True),
+        torch.tensor([0.5, -0.5, 0.25], requires_grad=True),
+    )
+
+
+FORWARD_EXP = [
+    ("node", "x"),
+    ("node", "w"),
+    ("node", "MulBackward0"),
+    ("saved", "MulBackward0"),
+    ("saved", "MulBackward0"),
+    ("node", "ExpBackward0"),
+    ("saved", "ExpBackward0"),
+    ("node", "SumBackward0"),
+]
+BACKWARD_KEEP = [
+    ("backward", "SumBackward0"),
+    ("backward", "ExpBackward0"),
+    ("backward", "MulBackward0"),
+    ("backward", "x"),
+    ("grad", "x"),
+    ("backward", "w"),
+    ("grad", "w"),
+]
+BACKWARD_FREE = [
+    ("backward", "SumBackward0"),
+    ("backward", "ExpBackward0"),
+    ("freed", "ExpBackward0"),
+    ("backward", "MulBackward0"),
+    ("freed", "MulBackward0"),
+    ("freed", "MulBackward0"),
+    ("backward", "x"),
+    ("grad", "x"),
+    ("backward", "w"),
+    ("grad", "w"),
+]
+
+
+def test_exp_sum_one_backward_exact_sequence(xw):
+    x, w = xw
+    with gradgraph.record(names={"x": x, "w": w}) as rec:
+        (x * w).exp().sum().backward()
+    assert kinds_and_names(rec) == FORWARD_EXP + BACKWARD_FREE
+    saved = of_kind(rec, EventKind.SAVED)
+    assert [e.details["slot"] for e in saved] == ["other", "self", "result"]
+    assert all(e.details["bytes"] == 12 and e.details["shape"] == (3,) for e in saved)
+    assert saved[-1].memory.saved_bytes == 36
+    assert rec.events[-1].memory.saved_bytes == 0
+    node = of_kind(rec, EventKind.NODE)[3]
+    assert node.details["op"] == "exp" and "exp()" in node.details["source"]
+    assert node.details["dtype"] == "torch.float32" and node.details["device"] == "cpu"
+    assert all(e.memory.allocator_bytes is None for e in rec.events)  # CPU has no allocator figure
+    rec.close()
+
+
+def test_retain_graph_then_free_then_error(xw):
+    x, w = xw
+    with gradgraph.record(names={"x": x, "w": w}) as rec:
+        loss = (x * w).exp().sum()
+        loss.backward(retain_graph=True)
+        loss.backward()
+        with pytest.raises(RuntimeError, match=SECOND_BACKWARD):
+            loss.backward()
+    assert kinds_and_names(rec) == (
+        FORWARD_EXP
+        + BACKWARD_KEEP
+        + BACKWARD_FREE
+        + [("backward", "SumBackward0"), ("backward", "ExpBackward0"), ("error", "RuntimeError")]
+    )
+    error = rec.events[-1]
+    assert SECOND_BACKWARD in error.details["message"] and error.details["op"] == "backward"
+    rec.close()
+
+
+def test_backward_after_block_is_recorded_and_close_stops_it(xw):
+    x, w = xw
+    with gradgraph.record(names={"x": x, "w": w}) as rec:
+        loss = (x * w).exp().sum()
+    loss.backward(retain_graph=True)
+    assert kinds_and_names(rec) == FORWARD_EXP + BACKWARD_KEEP
+    loss.backward()
+    assert kinds_and_names(rec)[-len(BACKWARD_FREE) :] == BACKWARD_FREE
+    with pytest.raises(RuntimeError, match=SECOND_BACKWARD):
+        rec.backward(loss)  # after the block, rec.backward records the error too
+    assert rec.events[-1].kind is EventKind.ERROR
+    assert SECOND_BACKWARD in rec.events[-1].details["message"]
+    count = len(rec)
+    rec.close()
+    assert rec.closed
+    x.grad = None
+    y = (x * w).sum()
+    y.backward()
+    assert len(rec) == count
+    assert x.grad is not None  # closing removed only the recording's hooks
+
+
+def mlp() -> torch.nn.Sequential:
+    torch.manual_seed(0)
+    return torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 2))
+
+
+def test_mlp_parameter_names_and_grad_oracle():
+    net = mlp()
+    inputs = torch.rand(5, 3)
+    with gradgraph.record() as rec:
+        net(inputs).pow(2).mean().backward()
+    leaves = [e.name for e in of_kind(rec, EventKind.NODE) if e.details["leaf"]]
+    assert sorted(leaves) == ["0.bias", "0.weight", "2.bias", "2.weight"]
+    assert all(e.details["parameter"] for e in of_kind(rec, EventKind.NODE) if e.details["leaf"])
+    grads = {e.name: e.details for e in of_kind(rec, EventKind.GRAD)}
+    params = dict(net.named_parameters())
+    assert set(grads) == set(params)
+    for name, details in grads.items():
+        assert details["norm"] == pytest.approx(params[name].grad.norm().item(), rel=1e-6)
+        assert details["accumulated_norm"] == pytest.approx(
+            params[name].grad.norm().item(), rel=1e-6
+        )
+    modules = {e.details["module"] for e in of_kind(rec, EventKind.NODE)}
+    assert {"0", "1", "2"} <= modules
+    rec.close()
+
+
+def test_parameter_names_come_from_the_modules_passed_or_given_names():
+    net = mlp()
+    x = torch.rand(2, 3, requires_grad=True)
+    with gradgraph.record(net, names={"x": x, "first": net[0].weight}) as rec:
+        net[2](net[1](net[0](x))).sum()  # submodules called one by one
+    leaves = [e.name for e in of_kind(rec, EventKind.NODE) if e.details["leaf"]]
+    assert sorted(leaves) == ["0.bias", "2.bias", "2.weight", "first", "x"]
+    rec.close()
+
+
+def test_leaf_grad_oracle_and_accumulation(xw):
+    x, w = xw
+    with gradgraph.record(names={"x": x}) as rec:
+        (x * w).sum().backward()
+        (x * x).sum().backward()
+    x_grads = [e.details for e in of_kind(rec, EventKind.GRAD) if e.name == "x"]
+    assert x_grads[0]["norm"] == pytest.approx(w.norm().item())
+    assert x_grads[1]["norm"] == pytest.approx((2 * x).norm().item())
+    assert x_grads[1]["accumulated_norm"] == pytest.approx(x.grad.norm().item())
+    rec.close()
+
+
+def test_tensor_hook_and_module_hooks_fire_in_order():
+    net = mlp()
+    fired: list[str] = []
+    net[1].register_forward_hook(lambda module, args, out: fired.append("forward"))
+
+    def backward_hook(module, grad_input, grad_output):
+        fired.append("backward")
+
+    net[2].register_full_backward_hook(backward_hook)
+    with gradgraph.record(net) as rec:
+        out = net(torch.rand(2, 3)).sum()
+        out.register_hook(lambda g: fired.append("tensor"))
+        out.backward()
+    hooks = [
+        (e.details["target"], e.details["kind"], e.details.get("module"))
+        for e in of_kind(rec, EventKind.HOOK)
+    ]
+    assert hooks == [
+        ("module", "forward hook", "1"),
+        ("tensor", "tensor hook", None),
+        ("module", "backward hook", "2"),
+    ]
+    assert fired == ["forward", "tensor", "backward"]  # the user's hooks still ran
+    tensor_hook = of_kind(rec, EventKind.HOOK)[1]
+    first_backward = of_kind(rec, EventKind.BACKWARD)[0]
+    assert tensor_hook.index < first_backward.index  # tensor hooks run before the node
+    assert tensor_hook.name == first_backward.name == "SumBackward0"
+    rec.close()
+    assert all(getattr(h, "__name__", "") != "observed" for h in net[1]._forward_hooks.values())
+
+
+def test_create_graph_shows_second_order_nodes():
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    with gradgraph.record(names={"x": x}) as rec:
+        (g,) = torch.autograd.grad((x**3).sum(), x, create_graph=True)
+        g.sum().backward()
+    nodes = of_kind(rec, EventKind.NODE)
+    second_order = [e.name for e in nodes if e.details["during_backward"]]
+    assert second_order == ["PowBackward0", "MulBackward1", "MulBackward0"]
+    first_backward = of_kind(rec, EventKind.BACKWARD)[0]
+    assert all(e.index > first_backward.index for e in nodes if e.details["during_backward"])
+    (grad_event,) = of_kind(rec, EventKind.GRAD)
+    assert grad_event.details["norm"] == pytest.approx(x.grad.norm().item())  # d2/dx2 x^3 = 6x
+    assert torch.equal(x.grad, 6 * x.detach())
+    rec.close()
+
+
+def test_frozen_layer_parameters_are_absent():
+    net = mlp()
+    for p in net[0].parameters():
+        p.requires_grad_(False)
+    with gradgraph.record() as rec:
+        net(torch.rand(2, 3)).sum().backward()
+    leaves = sorted(e.name for e in of_kind(rec, EventKind.NODE) if e.details["leaf"])
+    assert leaves == ["2.bias", "2.weight"]
+    rec.close()
+
+
+def test_additions_only_backward_twice_no_free_no_error(xw):
+    x, w = xw
+    with gradgraph.record(names={"x": x, "w": w}) as rec:
+        total = (x + w + 1).sum()
+        total.backward()
+        total.backward()
+    kinds = {e.kind for e in rec.events}
+    assert (
+        EventKind.FREED not in kinds
+        and EventKind.ERROR not in kinds
+        and EventKind.SAVED not in kinds
+    )
+    assert [e.name for e in of_kind(rec, EventKind.GRAD)] == ["x", "w", "x", "w"]
+    assert torch.equal(x.grad, torch.full((3,), 2.0))
+    rec.close()
+
+
+def test_no_grad_and_detach_cut_edges(xw):
+    x, w = xw
+    with gradgraph.record(names={"x": x, "w": w}) as rec:
+        with torch.no_grad():
+            scale = w * 2
+        y = (x * scale).sum() + (w.detach() * x).sum()
+        y.backward()
+    leaves = [e.name for e in of_kind(rec, EventKind.NODE) if e.details["leaf"]]
+    assert leaves == ["x"]
+    assert [e.name for e in of_kind(rec, EventKind.GRAD)] == ["x"]
+    rec.close()
+
+
+def test_alias_saved_twice_counted_once(xw):
+    x, _ = xw
+    with gradgraph.record() as rec:
+        y = x * x
+    saved = of_kind(rec, EventKind.SAVED)
+    assert [e.details["alias"] for e in saved] == [False, True]
+    assert saved[-1].memory.saved_bytes == 12
+    del y
+    freed = of_kind(rec, EventKind.FREED)
+    assert [e.details["released"] for e in freed] == [False, True]  # dropping the graph frees too
+    rec.close()
+
+
+def test_in_place_change_of_a_saved_tensor_still_fails_backward(xw):
+    x, _ = xw
+    plain = x.exp()
+    plain.add_(1)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation") as without:
+        plain.sum().backward()
+    with gradgraph.record() as rec:
+        y = x.exp()
+        y.add_(1)  # exp saved its result; the recorder's saved-tensor hooks must not hide this
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            y.sum().backward()
+        late = x.exp()
+    (error,) = of_kind(rec, EventKind.ERROR)
+    assert "is at version 1; expected version 0 instead" in error.details["message"]
+    assert "is at version 1; expected version 0 instead" in str(without.value)
+    assert x.grad is None
+    late.add_(1)  # modified after recording: the check still holds after the block
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        late.sum().backward()
+    rec.close()
+
+
+def test_node_modified_before_it_was_seen_is_left_to_pytorch(xw):
+    x, _ = xw
+    y = x.exp()
+    y.add_(1)  # before recording: PyTorch's own check and message apply
+    modified = pytest.raises(RuntimeError, match="modified by an inplace operation")
+    with modified as err, gradgraph.record() as rec:
+        y.sum().backward()
+    assert "gradgraph" not in str(err.value)
+    assert not of_kind(rec, EventKind.SAVED)
+    assert of_kind(rec, EventKind.ERROR)[0].details["message"] == str(err.value)
+    rec.close()
+
+
+def test_users_saved_tensor_hooks_run_exactly_as_without_recording():
+    """Like checkpoint or save_on_cpu: the recorder must not call the user's unpack."""
+    calls: list[str] = []
+
+    def pack(t):
+        calls.append("pack")
+        return t
+
+    def unpack(t):
+        calls.append("unpack")
+        return t
+
+    def run(x):
+        with torch.autograd.graph.saved_tensors_hooks(pack, unpack):
+            y = (x * x).tanh().sum()
+        y.backward()
+
+    run(torch.ones(3, requires_grad=True))
+    plain = list(calls)
+    calls.clear()
+    with gradgraph.record() as rec:
+        run(torch.ones(3, requires_grad=True))
+    assert calls == plain == ["pack", "pack", "pack", "unpack", "unpack", "unpack"]
+    assert not of_kind(rec, EventKind.SAVED)  # the user's hooks own those tensors
+    assert [e.name for e in of_kind(rec, EventKind.BACKWARD)][:3] == [
+        "SumBackward0",
+        "TanhBackward0",
+        "MulBackward0",
+    ]
+    rec.close()
+
+
+def test_retain_grad_records_gradient_of_non_leaf(xw):
+    x, w = xw
+    with gradgraph.record() as rec:
+        h = x * w
+        h.retain_grad()
+        h.sum().backward()
+    retained = [e for e in of_kind(rec, EventKind.GRAD) if e.details["target"] == "retained"]
+    assert [e.name for e in retained] == ["MulBackward0"]
+    assert retained[0].details["norm"] == pytest.approx(h.grad.norm().item())
+    rec.close()
+
+
+def test_hooks_from_a_worker_thread_are_logged_with_their_thread(xw):
+    x, w = xw
+    with gradgraph.record(names={"x": x}) as rec:
+        loss = (x * w).exp().sum()
+    worker = threading.Thread(target=loss.backward, name="backward-worker")
+    worker.start()
+    worker.join()
+    threads = {e.thread for e in rec.events if e.kind is EventKind.BACKWARD}
+    assert threads == {"backward-worker"}
+    assert {e.thread for e in of_kind(rec, EventKind.NODE)} == {threading.main_thread().name}
+    rec.close()
+
+
+def test_recording_backward_inside_the_block_logs_an_error_once(xw):
+    x, w = xw
+    with gradgraph.record() as rec:
+        loss = (x * w).exp().sum()
+        loss.backward()
+        with pytest.raises(RuntimeError, match=SECOND_BACKWARD):
+            rec.backward(loss)
+    assert len(of_kind(rec, EventKind.ERROR)) == 1
+    rec.close()
+
+
+def test_nesting_is_a_runtime_error_and_the_outer_block_survives(xw):
+    x, w = xw
+    with gradgraph.record() as outer:
+        with pytest.raises(RuntimeError, match="cannot be nested"), gradgraph.record():
+            pass
+        (x * w).sum()
+    assert of_kind(outer, EventKind.NODE)
+    outer.close()
+    with gradgraph.record() as again:  # the slot is free again
+        pass
+    assert len(again) == 0
+
+
+def test_empty_recording_says_so():
+    with gradgraph.record() as rec:
+        torch.ones(3).exp()  # nothing requires grad
+    assert len(rec) == 0
+    assert "empty" in repr(rec) and "requiring grad" in repr(rec)
+    assert "<table>" in rec._repr_html_()
+
+
+def test_forward_error_is_recorded_with_the_real_message():
+    a = torch.ones(2, requires_grad=True)
+    leaf_in_place = pytest.raises(RuntimeError, match="leaf Variable that requires grad")
+    with leaf_in_place, gradgraph.record() as rec:
+        a.add_(1)
+    (error,) = of_kind(rec, EventKind.ERROR)
+    assert error.details["op"] == "add" and "in-place operation" in error.details["message"]
+
+
+def test_hook_on_a_tensor_without_grad_raises_torchs_own_error():
+    with pytest.raises(RuntimeError, match="doesn't require gradient"), gradgraph.record() as rec:
+        torch.ones(2).register_hook(lambda g: g)
+    (error,) = of_kind(rec, EventKind.ERROR)
+    assert error.details["op"] == "register_hook"
+    assert "cannot register a hook" in error.details["message"]
+
+
+def test_name_rejects_other_objects():
+    rec = gradgraph.Recording()
+    with pytest.raises(TypeError, match="tensor or an nn.Module"):
+        rec.name(3, "three")
+
+
+def test_pick_device_on_this_machine():
+    expected = (
+        "cuda"
+        if torch.cuda.is_available()
+        else "mps"
+        if torch.backends.mps.is_available()
+        else "cpu"
+    )
+    assert gradgraph.pick_device() == torch.device(expected)
