@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 LAYOUT = CourseLayout(ROOT)
 UNITS = LAYOUT.units()
 # Graded in this many nbgrader runs per unit, so that pytest-xdist can spread them over cores.
-CHUNKS = 2
+CHUNKS = 1
 _MARKERS = {"### BEGIN SOLUTION", "### END SOLUTION"}
 
 
@@ -32,15 +32,12 @@ class WrongAnswer:
     why: str
     loses: tuple[str, ...]
 
-    @property
-    def learner(self) -> str:
-        return f"wrong-{self.number:02d}-{self.cell}"
 
-
-def wrong_answers(unit: str) -> list[WrongAnswer]:
+@functools.cache
+def wrong_answers(unit: str) -> tuple[WrongAnswer, ...]:
     path = ROOT / "tests" / "wrong_answers" / f"{unit}.toml"
     entries = tomllib.loads(path.read_text(encoding="utf-8"))["wrong"] if path.exists() else []
-    return [
+    return tuple(
         WrongAnswer(
             unit=unit,
             number=number,
@@ -50,7 +47,31 @@ def wrong_answers(unit: str) -> list[WrongAnswer]:
             loses=tuple(entry.get("loses", [f"{entry['cell']}_test"])),
         )
         for number, entry in enumerate(entries, start=1)
-    ]
+    )
+
+
+@functools.cache
+def wrong_answer_rounds(unit: str) -> tuple[dict[str, WrongAnswer], ...]:
+    """The unit's wrong answers packed into as few submissions as possible: each round puts at
+    most one wrong answer into each answer cell. Items are independent, so a round must lose
+    exactly the items its wrong answers name; it costs one notebook instead of one per answer.
+    """
+    rounds: list[dict[str, WrongAnswer]] = []
+    for wrong in wrong_answers(unit):
+        free = next((r for r in rounds if wrong.cell not in r), None)
+        if free is None:
+            free = {}
+            rounds.append(free)
+        free[wrong.cell] = wrong
+    return tuple(rounds)
+
+
+def round_learner(unit: str, wrong: WrongAnswer) -> str:
+    """The learner id of the submission that holds ``wrong``."""
+    for number, round_ in enumerate(wrong_answer_rounds(unit), start=1):
+        if round_.get(wrong.cell) == wrong:
+            return f"wrong-round-{number}"
+    raise LookupError(wrong)
 
 
 def solved_learner_notebook(unit: str, replace: dict[str, str] | None = None):
@@ -71,14 +92,16 @@ def solved_learner_notebook(unit: str, replace: dict[str, str] | None = None):
     return notebook
 
 
+@functools.cache
 def _variants(unit: str) -> dict[str, object]:
     variants: dict[str, object] = {
         "solution": LAYOUT.source_notebook(unit),
         "learner": LAYOUT.learner_notebook(unit),
         "learner-solved": solved_learner_notebook(unit),
     }
-    for wrong in wrong_answers(unit):
-        variants[wrong.learner] = solved_learner_notebook(unit, {wrong.cell: wrong.code})
+    for number, round_ in enumerate(wrong_answer_rounds(unit), start=1):
+        replacements = {cell: wrong.code for cell, wrong in round_.items()}
+        variants[f"wrong-round-{number}"] = solved_learner_notebook(unit, replacements)
     return variants
 
 
@@ -107,7 +130,9 @@ def graded(tmp_path_factory):
     return lookup
 
 
-def graded_param(unit: str, learner: str):
+def graded_param(unit: str, learner: str, *more: object, id: str | None = None):
     """A pytest param grouped so that one xdist worker grades each chunk once."""
     group = f"{unit}-{chunk_of(unit, learner)}"
-    return pytest.param(unit, learner, id=f"{unit}-{learner}", marks=pytest.mark.xdist_group(group))
+    return pytest.param(
+        unit, learner, *more, id=id or f"{unit}-{learner}", marks=pytest.mark.xdist_group(group)
+    )

@@ -6,7 +6,14 @@ from __future__ import annotations
 import nbformat
 import pytest
 
-from tests.conftest import LAYOUT, UNITS, graded_param, wrong_answers
+from tests.conftest import (
+    LAYOUT,
+    UNITS,
+    graded_param,
+    round_learner,
+    wrong_answer_rounds,
+    wrong_answers,
+)
 
 
 def _graded_cells(unit: str) -> dict[str, str]:
@@ -49,16 +56,25 @@ def test_learner_version_scores_zero_and_only_exercises_fail(graded, unit, learn
 
 
 @pytest.mark.parametrize(
-    ("unit", "learner"),
-    [graded_param(unit, wrong.learner) for unit in UNITS for wrong in wrong_answers(unit)],
+    ("unit", "learner", "wrong"),
+    [
+        graded_param(unit, round_learner(unit, wrong), wrong, id=f"{unit}-wrong-{wrong.number:02d}")
+        for unit in UNITS
+        for wrong in wrong_answers(unit)
+    ],
 )
-def test_wrong_answer_loses_exactly_its_item(graded, unit, learner):
-    wrong = next(w for w in wrong_answers(unit) if w.learner == learner)
+def test_wrong_answer_loses_exactly_its_item(graded, unit, learner, wrong):
     result = graded(unit, learner)
-    expected = {
-        item: 0.0 if item in wrong.loses else top for item, top in result.max_scores.items()
+    lost_in_round = {
+        item
+        for other in wrong_answer_rounds(unit)[int(learner.rsplit("-", 1)[1]) - 1].values()
+        for item in other.loses
     }
-    assert result.scores == expected, f"{wrong.cell}: {wrong.why}"
+    assert {item: result.scores[item] for item in wrong.loses} == dict.fromkeys(wrong.loses, 0.0), (
+        f"{wrong.cell}: {wrong.why}"
+    )
+    kept = {item: score for item, score in result.scores.items() if item not in lost_in_round}
+    assert kept == {item: result.max_scores[item] for item in kept}, "another item lost points"
 
 
 @pytest.mark.parametrize("unit", UNITS)
