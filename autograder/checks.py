@@ -34,7 +34,6 @@ __all__ = [
     "expect_equal",
     "expect_leaf",
     "expect_mapping",
-    "expect_non_leaf",
     "expect_tensor",
     "expect_type",
 ]
@@ -219,15 +218,6 @@ so backward will not fill `w.grad`.
             f"{type(tensor.grad_fn).__name__}, so backward will not fill `{name}.grad`.",
             hint,
         )
-
-
-def expect_non_leaf(name: str, tensor: object, *, hint: str | None = None) -> None:
-    """Pass when ``tensor`` was computed by an operation that autograd recorded.
-
-    >>> expect_non_leaf("y", torch.zeros(2, requires_grad=True).exp())
-    """
-    if not isinstance(tensor, _Tensor) or tensor.grad_fn is None:
-        _fail(f"`{name}` should be the result of a recorded operation (it has no grad_fn).", hint)
 
 
 def call_learner(name: str, function: object, /, *args: Any, **kwargs: Any) -> Any:
