@@ -16,8 +16,6 @@ from autograder.plain_nbgrader import GradedNotebook, autograde
 ROOT = Path(__file__).resolve().parent.parent
 LAYOUT = CourseLayout(ROOT)
 UNITS = LAYOUT.units()
-# Graded in this many nbgrader runs per unit, so that pytest-xdist can spread them over cores.
-CHUNKS = 1
 _MARKERS = {"### BEGIN SOLUTION", "### END SOLUTION"}
 
 
@@ -66,12 +64,9 @@ def wrong_answer_rounds(unit: str) -> tuple[dict[str, WrongAnswer], ...]:
     return tuple(rounds)
 
 
-def round_learner(unit: str, wrong: WrongAnswer) -> str:
-    """The learner id of the submission that holds ``wrong``."""
-    for number, round_ in enumerate(wrong_answer_rounds(unit), start=1):
-        if round_.get(wrong.cell) == wrong:
-            return f"wrong-round-{number}"
-    raise LookupError(wrong)
+def round_learner(number: int) -> str:
+    """The learner id of the submission that holds wrong-answer round ``number`` (from 1)."""
+    return f"wrong-round-{number}"
 
 
 def solved_learner_notebook(unit: str, replace: dict[str, str] | None = None):
@@ -101,21 +96,13 @@ def _variants(unit: str) -> dict[str, object]:
     }
     for number, round_ in enumerate(wrong_answer_rounds(unit), start=1):
         replacements = {cell: wrong.code for cell, wrong in round_.items()}
-        variants[f"wrong-round-{number}"] = solved_learner_notebook(unit, replacements)
+        variants[round_learner(number)] = solved_learner_notebook(unit, replacements)
     return variants
 
 
-def chunk_of(unit: str, learner: str) -> int:
-    return list(_variants(unit)).index(learner) % CHUNKS
-
-
 @functools.cache
-def _graded_chunk(unit: str, chunk: int, workdir: Path) -> dict[str, GradedNotebook]:
-    variants = _variants(unit)
-    chosen = {
-        name: nb for index, (name, nb) in enumerate(variants.items()) if index % CHUNKS == chunk
-    }
-    return autograde(root=ROOT, unit=unit, submissions=chosen, workdir=workdir)
+def _graded_unit(unit: str, workdir: Path) -> dict[str, GradedNotebook]:
+    return autograde(root=ROOT, unit=unit, submissions=_variants(unit), workdir=workdir)
 
 
 @pytest.fixture(scope="session")
@@ -123,16 +110,14 @@ def graded(tmp_path_factory):
     """``graded(unit, learner)``: what plain nbgrader gave that variant of the unit."""
 
     def lookup(unit: str, learner: str) -> GradedNotebook:
-        chunk = chunk_of(unit, learner)
-        workdir = tmp_path_factory.getbasetemp() / f"nbgrader-{unit}-{chunk}"
-        return _graded_chunk(unit, chunk, workdir)[learner]
+        workdir = tmp_path_factory.getbasetemp() / f"nbgrader-{unit}"
+        return _graded_unit(unit, workdir)[learner]
 
     return lookup
 
 
 def graded_param(unit: str, learner: str, *more: object, id: str | None = None):
-    """A pytest param grouped so that one xdist worker grades each chunk once."""
-    group = f"{unit}-{chunk_of(unit, learner)}"
+    """A pytest param grouped by unit, so that one xdist worker grades each unit once."""
     return pytest.param(
-        unit, learner, *more, id=id or f"{unit}-{learner}", marks=pytest.mark.xdist_group(group)
+        unit, learner, *more, id=id or f"{unit}-{learner}", marks=pytest.mark.xdist_group(unit)
     )

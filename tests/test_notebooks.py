@@ -56,20 +56,19 @@ def test_learner_version_scores_zero_and_only_exercises_fail(graded, unit, learn
 
 
 @pytest.mark.parametrize(
-    ("unit", "learner", "wrong"),
+    ("unit", "learner", "wrong", "round_"),
     [
-        graded_param(unit, round_learner(unit, wrong), wrong, id=f"{unit}-wrong-{wrong.number:02d}")
+        graded_param(
+            unit, round_learner(number), wrong, round_, id=f"{unit}-wrong-{wrong.number:02d}"
+        )
         for unit in UNITS
-        for wrong in wrong_answers(unit)
+        for number, round_ in enumerate(wrong_answer_rounds(unit), start=1)
+        for wrong in round_.values()
     ],
 )
-def test_wrong_answer_loses_exactly_its_item(graded, unit, learner, wrong):
+def test_wrong_answer_loses_exactly_its_item(graded, unit, learner, wrong, round_):
     result = graded(unit, learner)
-    lost_in_round = {
-        item
-        for other in wrong_answer_rounds(unit)[int(learner.rsplit("-", 1)[1]) - 1].values()
-        for item in other.loses
-    }
+    lost_in_round = {item for other in round_.values() for item in other.loses}
     assert {item: result.scores[item] for item in wrong.loses} == dict.fromkeys(wrong.loses, 0.0), (
         f"{wrong.cell}: {wrong.why}"
     )
