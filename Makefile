@@ -8,7 +8,7 @@ LAB_ARGS ?=
 # Jupyter refuses to run as root unless told; containers and CI run as root.
 AS_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: lab test release bench lint clean
+.PHONY: lab test release handout grade bench lint clean
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -27,6 +27,18 @@ test: $(STAMP)
 ## release: regenerate course/ from solutions/ through nbgrader
 release: $(STAMP)
 	$(BIN)/python -m autograder release
+
+## grade: grade a class in parallel, sandboxed: make grade SUBMISSIONS=<folder or .zip> [OUT=graded]
+SUBMISSIONS ?=
+OUT ?= graded
+GRADE_ARGS ?=
+grade: $(STAMP)
+	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=<folder or .zip> [OUT=graded]" >&2; exit 2; }
+	$(BIN)/python -m autograder grade "$(SUBMISSIONS)" --out "$(OUT)" $(GRADE_ARGS)
+
+## handout: zip course/ and the packages it imports for learners (dist/autograd-course-handout.zip)
+handout: $(STAMP)
+	$(BIN)/python -m autograder handout
 
 ## bench: print the benchmark table
 bench: $(STAMP)

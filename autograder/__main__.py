@@ -1,4 +1,7 @@
-"""Command line: ``python -m autograder release [--check]``. Each verb forwards to one module."""
+"""Command line: ``python -m autograder release [--check]``, ``handout``, ``grade SUBMISSIONS``.
+
+Each verb forwards to one module.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +9,10 @@ import argparse
 import sys
 from pathlib import Path
 
+from autograder.grade import GradingError, grade
+from autograder.handout import DEFAULT_HANDOUT, HandoutError, build_handout
 from autograder.release import ReleaseError, release
+from autograder.sandbox import SandboxUnavailable
 from autograder.source_check import SourceNotebookError
 
 
@@ -20,8 +26,51 @@ def main(argv: list[str] | None = None) -> int:
     release_parser.add_argument(
         "--check", action="store_true", help="write nothing; fail if course/ is out of date"
     )
+    handout_parser = verbs.add_parser(
+        "handout", help="zip course/ and the packages it imports for learners (no solutions)"
+    )
+    handout_parser.add_argument("--root", type=Path, default=Path.cwd(), help="repository root")
+    handout_parser.add_argument(
+        "--out", type=Path, default=None, help=f"the zip to write (default: ROOT/{DEFAULT_HANDOUT})"
+    )
+    grade_parser = verbs.add_parser(
+        "grade", help="grade a class: a folder STUDENT/UNIT/UNIT.ipynb or an LMS zip"
+    )
+    grade_parser.add_argument("submissions", type=Path, help="folder or .zip of submissions")
+    grade_parser.add_argument("--out", type=Path, default=Path("graded"), help="output folder")
+    grade_parser.add_argument("--root", type=Path, default=Path.cwd(), help="repository root")
+    grade_parser.add_argument("--workers", type=int, default=None, help="default: one per core")
+    grade_parser.add_argument("--db", default=None, help="SQLAlchemy URL of the gradebook")
+    grade_parser.add_argument(
+        "--no-sandbox",
+        action="store_true",
+        help="run learner code WITHOUT isolation (only where bubblewrap cannot run)",
+    )
     arguments = parser.parse_args(argv)
 
+    if arguments.verb == "grade":
+        try:
+            grade(
+                arguments.submissions,
+                out=arguments.out,
+                root=arguments.root,
+                workers=arguments.workers,
+                sandbox=not arguments.no_sandbox,
+                db_url=arguments.db,
+            )
+        except (GradingError, SandboxUnavailable, ValueError) as error:
+            print(f"grading failed: {error}", file=sys.stderr)
+            return 1
+        return 0
+
+    if arguments.verb == "handout":
+        try:
+            written = build_handout(root=arguments.root, out=arguments.out)
+        except HandoutError as error:
+            print(f"handout failed: {error}", file=sys.stderr)
+            return 1
+        print(f"handout written: {written}")
+        return 0
     try:
         changed = release(root=arguments.root, check=arguments.check)
     except (SourceNotebookError, ReleaseError) as error:

@@ -19,12 +19,16 @@ __all__ = ["write_bytes_atomic", "write_text_atomic"]
 
 
 def write_bytes_atomic(path: Path, data: bytes) -> None:
-    """Write ``data`` to a temporary file beside ``path``, flush it to disk, then rename."""
+    """Write ``data`` to a temporary file beside ``path``, flush it to disk, then rename.
+    The file gets the usual permissions (0666 less the umask), not mkstemp's private 0600."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    umask = os.umask(0)
+    os.umask(umask)
     descriptor, temporary = tempfile.mkstemp(
         dir=path.parent, prefix=f".{path.name}.", suffix=".tmp"
     )
     try:
+        os.fchmod(descriptor, 0o666 & ~umask)
         with os.fdopen(descriptor, "wb") as stream:
             stream.write(data)
             stream.flush()

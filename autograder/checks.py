@@ -4,6 +4,11 @@ Every check raises :class:`CheckFailed` (an ``AssertionError``) whose message na
 concept, says what was expected and what came, and gives the next step. Types are compared
 exactly before values, so a subclass or an object with a permissive ``__eq__`` never passes.
 
+Each check reads what it is given into plain evidence (:mod:`autograder.evidence`) and decides
+with a rule over that data alone (:mod:`autograder.rules`). When a class is graded, the grader
+receives every check's record through :func:`send_records_to` and judges it again in its own
+process, so the decision never rests on code running beside the learner's.
+
 Example::
 
     >>> import torch
@@ -17,14 +22,16 @@ Example::
 
 from __future__ import annotations
 
-import math
 import warnings
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import torch
 
+from autograder.evidence import describe, type_label
 from autograder.messages import headline
+from autograder.rules import judge
 
 __all__ = [
     "CheckFailed",
@@ -36,21 +43,41 @@ __all__ = [
     "expect_mapping",
     "expect_tensor",
     "expect_type",
+    "send_records_to",
 ]
 
-# Bound once at import, so that a later monkeypatch of torch in the learner's kernel does not
-# change what these checks compute.
-_allclose = torch.allclose
-_isfinite = torch.isfinite
-_Tensor = torch.Tensor
+Record = dict[str, Any]
+_record_sinks: list[Callable[[Record], None]] = []
+_callable = callable
 
 
 class CheckFailed(AssertionError):
     """A test cell's check failed; the message says why and what to do next."""
 
 
-def _fail(message: str, hint: str | None) -> None:
-    raise CheckFailed(message if hint is None else f"{message}\nHint: {hint}")
+@contextmanager
+def send_records_to(sink: Callable[[Record], None]) -> Iterator[None]:
+    """Pass every check's record to ``sink`` (the class grader's channel) while inside.
+
+    >>> seen = []
+    >>> with send_records_to(seen.append):
+    ...     expect(True, "never shown")
+    >>> seen
+    [{'rule': 'expect', 'condition': ['bool', True], 'message': 'never shown', 'hint': None}]
+    """
+    _record_sinks.append(sink)
+    try:
+        yield
+    finally:
+        _record_sinks.remove(sink)
+
+
+def _decide(record: Record) -> None:
+    for sink in _record_sinks:
+        sink(record)
+    message = judge(record)
+    if message is not None:
+        raise CheckFailed(message)
 
 
 def expect(condition: object, message: str, *, hint: str | None = None) -> None:
@@ -63,16 +90,7 @@ def expect(condition: object, message: str, *, hint: str | None = None) -> None:
     autograder.checks.CheckFailed: `x` should require grad.
     Hint: x.requires_grad_()
     """
-    if condition is not True:
-        _fail(message, hint)
-
-
-def _type_name(kind: type) -> str:
-    return kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"
-
-
-def _describe_type(value: object) -> str:
-    return _type_name(type(value))
+    _decide({"rule": "expect", "condition": describe(condition), "message": message, "hint": hint})
 
 
 def expect_type(name: str, value: object, expected: type, *, hint: str | None = None) -> None:
@@ -84,16 +102,20 @@ def expect_type(name: str, value: object, expected: type, *, hint: str | None = 
     ...
     autograder.checks.CheckFailed: `flag` should be of type int, but it is of type bool.
     """
-    if type(value) is not expected:
-        _fail(
-            f"`{name}` should be of type {_type_name(expected)}, "
-            f"but it is of type {_describe_type(value)}.",
-            hint,
-        )
+    _decide(
+        {
+            "rule": "type",
+            "name": name,
+            "value": describe(value),
+            "expected": type_label(expected),
+            "hint": hint,
+        }
+    )
 
 
 def expect_equal(name: str, actual: object, expected: object, *, hint: str | None = None) -> None:
-    """Pass when ``actual`` has exactly the type of ``expected`` and the same value.
+    """Pass when ``actual`` has exactly the type of ``expected`` and the same value (floats to
+    a relative 1e-9).
 
     >>> expect_equal("answer", False, False)
     >>> expect_equal("answer", 0, False)
@@ -101,13 +123,15 @@ def expect_equal(name: str, actual: object, expected: object, *, hint: str | Non
     ...
     autograder.checks.CheckFailed: `answer` should be of type bool, but it is of type int.
     """
-    expect_type(name, actual, type(expected), hint=hint)
-    if type(expected) is float:
-        same = math.isclose(actual, expected, rel_tol=1e-9)  # type: ignore[arg-type]
-    else:
-        same = bool(expected == actual)
-    if not same:
-        _fail(f"`{name}` is {actual!r}; expected {expected!r}.", hint)
+    _decide(
+        {
+            "rule": "equal",
+            "name": name,
+            "actual": describe(actual),
+            "expected": describe(expected),
+            "hint": hint,
+        }
+    )
 
 
 def expect_choice(
@@ -122,9 +146,15 @@ def expect_choice(
     ...
     autograder.checks.CheckFailed: `pick` is 'E'; it must be one of 'A', 'B', 'C'.
     """
-    allowed = ", ".join(repr(choice) for choice in choices)
-    if not any(type(value) is type(choice) and value == choice for choice in choices):
-        _fail(f"`{name}` is {value!r}; it must be one of {allowed}.", hint)
+    _decide(
+        {
+            "rule": "choice",
+            "name": name,
+            "value": describe(value),
+            "choices": [describe(choice) for choice in choices],
+            "hint": hint,
+        }
+    )
 
 
 def expect_mapping(
@@ -142,14 +172,15 @@ def expect_mapping(
     ...
     autograder.checks.CheckFailed: `grads` is missing the key(s) 'b'.
     """
-    expect_type(name, actual, dict, hint=hint)
-    assert isinstance(actual, dict)
-    missing = [key for key in expected_keys if key not in actual]
-    extra = [key for key in actual if key not in expected_keys]
-    if missing:
-        _fail(f"`{name}` is missing the key(s) {', '.join(map(repr, missing))}.", hint)
-    if extra:
-        _fail(f"`{name}` has unexpected key(s) {', '.join(map(repr, extra))}.", hint)
+    _decide(
+        {
+            "rule": "mapping",
+            "name": name,
+            "actual": describe(actual),
+            "keys": [describe(key) for key in expected_keys],
+            "hint": hint,
+        }
+    )
 
 
 def expect_tensor(
@@ -171,29 +202,17 @@ def expect_tensor(
     autograder.checks.CheckFailed: `g` has the right dtype, shape and device but wrong values: \
 the largest difference is 0.5 (at index 1).
     """
-    expect_type(name, actual, type(expected), hint=hint)
-    assert isinstance(actual, _Tensor)
-    if actual.dtype != expected.dtype:
-        _fail(f"`{name}` has dtype {actual.dtype}; expected {expected.dtype}.", hint)
-    if tuple(actual.shape) != tuple(expected.shape):
-        _fail(f"`{name}` has shape {tuple(actual.shape)}; expected {tuple(expected.shape)}.", hint)
-    if actual.device.type != expected.device.type:
-        _fail(
-            f"`{name}` is on device '{actual.device.type}'; expected '{expected.device.type}'. "
-            "Create tensors on the device of their inputs (device=x.device).",
-            hint,
-        )
-    got = actual.detach()
-    want = expected.detach()
-    if not bool(_allclose(got, want, rtol=rtol, atol=atol, equal_nan=True)):
-        difference = (got.double() - want.double()).abs().flatten()
-        difference[~_isfinite(difference)] = math.inf
-        worst = int(difference.argmax())
-        _fail(
-            f"`{name}` has the right dtype, shape and device but wrong values: the largest "
-            f"difference is {float(difference[worst]):.3g} (at index {worst}).",
-            hint,
-        )
+    _decide(
+        {
+            "rule": "tensor",
+            "name": name,
+            "actual": describe(actual),
+            "expected": describe(expected),
+            "rtol": rtol,
+            "atol": atol,
+            "hint": hint,
+        }
+    )
 
 
 def expect_leaf(name: str, tensor: object, *, hint: str | None = None) -> None:
@@ -207,17 +226,7 @@ def expect_leaf(name: str, tensor: object, *, hint: str | None = None) -> None:
     autograder.checks.CheckFailed: `w` is not a leaf any more: it was computed by MulBackward0, \
 so backward will not fill `w.grad`.
     """
-    if not isinstance(tensor, _Tensor):
-        _fail(f"`{name}` should be a tensor, but it is of type {_describe_type(tensor)}.", hint)
-    assert isinstance(tensor, _Tensor)
-    if not tensor.requires_grad:
-        _fail(f"`{name}` does not require grad, so backward will never fill `{name}.grad`.", hint)
-    if tensor.grad_fn is not None:
-        _fail(
-            f"`{name}` is not a leaf any more: it was computed by "
-            f"{type(tensor.grad_fn).__name__}, so backward will not fill `{name}.grad`.",
-            hint,
-        )
+    _decide({"rule": "leaf", "name": name, "tensor": describe(tensor), "hint": hint})
 
 
 def call_learner(name: str, function: object, /, *args: Any, **kwargs: Any) -> Any:
@@ -233,27 +242,42 @@ def call_learner(name: str, function: object, /, *args: Any, **kwargs: Any) -> A
     ...
     autograder.checks.CheckFailed: calling `broken()` raised ZeroDivisionError: division by zero
     """
-    if not callable(function):
-        _fail(f"`{name}` should be a function, but it is of type {_describe_type(function)}.", None)
-    assert isinstance(function, Callable)
-    failure = None
+    failure, hint, result = _call(name, function, args, kwargs)
+    _decide({"rule": "call", "name": name, "failure": failure, "hint": hint})
+    return result
+
+
+def _call(
+    name: str, function: object, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[str | None, str | None, Any]:
+    if not _callable(function):
+        return (
+            f"`{name}` should be a function, but it is of type {type_label(type(function))}.",
+            None,
+            None,
+        )
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
             result = function(*args, **kwargs)
         except NotImplementedError:
-            failure = (
+            return (
                 f"`{name}` is not written yet: replace `raise NotImplementedError()` "
-                "with your code."
+                "with your code.",
+                None,
+                None,
             )
         except Exception as error:  # the learner's code may raise anything
-            failure = f"calling `{name}()` raised {type(error).__name__}: {headline(error)}"
-    if failure is not None:
-        _fail(failure, None)
+            return (
+                f"calling `{name}()` raised {type(error).__name__}: {headline(error)}",
+                None,
+                None,
+            )
     if caught:
-        _fail(
+        return (
             f"calling `{name}()` gave a {caught[0].category.__name__}: "
             f"{headline(caught[0].message)}",
             "a correct answer triggers no warning here; read the warning's advice.",
+            None,
         )
-    return result
+    return None, None, result

@@ -1,0 +1,157 @@
+"""Turn what a check is given into plain evidence that :mod:`autograder.rules` can judge.
+
+Only exact built-in types and plain tensors are read; anything else (a subclass, an object
+with a permissive ``__eq__``, a tensor subclass with ``__torch_function__``) becomes
+``["other", type name]``, which never equals anything. Everything used here is bound at
+import, and tensors are read with torch-function handling off and refused while a torch
+function or dispatch mode is active, so a later monkeypatch or mode cannot change what is read.
+
+Example::
+
+    >>> import torch
+    >>> describe({"a": (1, 2.5)})
+    ['dict', [[['str', 'a'], ['tuple', [['int', 1], ['float', 2.5]]]]]]
+    >>> describe(torch.tensor([1.0, float("nan")]))[1]["values"]
+    [1.0, 'nan']
+    >>> class Sneaky(int):
+    ...     pass
+    >>> describe(Sneaky(1))[1].endswith("Sneaky (defined by the notebook)")
+    True
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import types
+from typing import Any
+
+import torch
+
+__all__ = ["MAX_ELEMENTS", "describe", "type_label"]
+
+MAX_ELEMENTS = 1 << 20
+_MAX_DEPTH = 20
+
+# Bound once at import: a learner's later patch of torch, Tensor or builtins changes none of
+# these.
+_type = type
+_len = len
+_isinstance = isinstance
+_float_repr = float.__repr__
+_qualname = type.__dict__["__qualname__"].__get__
+_module = type.__dict__["__module__"].__get__
+_modules = sys.modules
+_ModuleType = types.ModuleType
+_module_namespace = types.ModuleType.__dict__["__dict__"].__get__
+_class_namespace = type.__dict__["__dict__"].__get__
+_Tensor = torch.Tensor
+_Parameter = torch.nn.Parameter
+_TensorBase = torch._C.TensorBase
+_detach = _TensorBase.detach
+_cpu = _TensorBase.cpu
+_reshape = _TensorBase.reshape
+_tolist = _TensorBase.tolist
+_numel = _TensorBase.numel
+_dtype_of = _TensorBase.dtype.__get__
+_shape_of = _TensorBase.shape.__get__
+_device_of = _TensorBase.device.__get__
+_requires_grad_of = _TensorBase.requires_grad.__get__
+_grad_fn_of = _TensorBase.grad_fn.__get__
+_torch_function_off = torch._C.DisableTorchFunction
+_function_modes = torch._C._len_torch_function_stack
+_dispatch_modes = torch._C._len_torch_dispatch_stack
+_dtype = torch.dtype
+_device = torch.device
+_PLAIN_TENSORS = (_Tensor, _Parameter)
+_TRUSTED_MODULES = ("builtins", "torch", "math", "collections")
+
+
+def type_label(kind: type) -> str:
+    """The name messages use for ``kind``: ``int``, ``torch.Tensor``; a class the notebook
+    defined (even one that calls itself ``torch.Tensor``) is marked so, and never matches.
+
+    >>> type_label(bool), type_label(torch.nn.Parameter)
+    ('bool', 'torch.nn.parameter.Parameter')
+    """
+    module, qualname = _module(kind), _qualname(kind)
+    name = qualname if module == "builtins" else f"{module}.{qualname}"
+    return name if _is_trusted(kind, module, qualname) else f"{name} (defined by the notebook)"
+
+
+def _is_trusted(kind: type, module: str, qualname: str) -> bool:
+    """Whether ``module.qualname`` really names ``kind`` in a library module (read through
+    the namespaces' own dictionaries, so that no code of the notebook's runs)."""
+    if not (module in _TRUSTED_MODULES or module.startswith("torch.")):
+        return False
+    found: Any = _modules.get(module)
+    for part in qualname.split("."):
+        if _type(found) is _ModuleType:
+            namespace = _module_namespace(found)
+        elif _isinstance(found, type):
+            namespace = _class_namespace(found)
+        else:
+            return False
+        found = namespace.get(part)
+    return found is kind
+
+
+def describe(value: object, _depth: int = 0) -> list[Any]:
+    """Plain evidence for ``value`` (see :mod:`autograder.rules` for its shape)."""
+    kind = _type(value)
+    if _depth > _MAX_DEPTH:
+        return ["other", "a value nested too deeply"]
+    if value is None:
+        return ["none"]
+    if kind is bool or kind is int or kind is str:
+        return [kind.__name__, value]
+    if kind is float:
+        return ["float", value if math.isfinite(value) else _float_repr(value)]
+    if kind is list or kind is tuple:
+        return [kind.__name__, [describe(item, _depth + 1) for item in value]]
+    if kind is set or kind is frozenset:
+        return ["set", [describe(item, _depth + 1) for item in value]]
+    if kind is dict:
+        pairs = dict.items(value)
+        return ["dict", [[describe(k, _depth + 1), describe(v, _depth + 1)] for k, v in pairs]]
+    if kind is _dtype:
+        return ["dtype", str(value)]
+    if kind is _device:
+        return ["device", value.type]
+    if kind is type:
+        return ["type", type_label(value)]
+    if kind in _PLAIN_TENSORS:
+        return ["tensor", _describe_tensor(value, kind)]
+    if _isinstance(value, _Tensor):
+        return ["tensor", {"class": type_label(kind), "unreadable": "not a plain tensor"}]
+    return ["other", type_label(kind)]
+
+
+def _describe_tensor(tensor: Any, kind: type) -> dict[str, Any]:
+    facts: dict[str, Any] = {"class": type_label(kind)}
+    if _function_modes() or _dispatch_modes():
+        facts["unreadable"] = "a torch function or dispatch mode was left active"
+        return facts
+    with _torch_function_off():
+        grad_fn = _grad_fn_of(tensor)
+        facts.update(
+            dtype=str(_dtype_of(tensor)),
+            shape=list(_shape_of(tensor)),
+            device=_device_of(tensor).type,
+            requires_grad=bool(_requires_grad_of(tensor)),
+            grad_fn=None if grad_fn is None else _type(grad_fn).__name__,
+        )
+        if facts["device"] == "meta":
+            facts["unreadable"] = "a meta tensor holds no values"
+            return facts
+        if _numel(tensor) > MAX_ELEMENTS:
+            facts["unreadable"] = f"it has more than {MAX_ELEMENTS} elements"
+            return facts
+        flat = _tolist(_reshape(_cpu(_detach(tensor)), (-1,)))
+    if flat and _type(flat[0]) is complex:
+        facts["unreadable"] = "complex values are not compared"
+        return facts
+    facts["values"] = [
+        x if _type(x) is not float or math.isfinite(x) else _float_repr(x) for x in flat
+    ]
+    return facts

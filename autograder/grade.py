@@ -1,0 +1,282 @@
+"""Grade a whole class: ``python -m autograder grade SUBMISSIONS --out OUT [--workers N]``.
+
+The steps, in order, and why in that order:
+
+1. collect the submissions (a folder in nbgrader's layout or an LMS zip) without touching them;
+2. run each unit's own solution through the same sandbox: it must earn full marks, and it gives
+   the reference for every test cell (the hidden checks and tolerances a real answer meets);
+3. grade every submission in parallel, one sandboxed worker per core; each result is saved to
+   ``OUT/.results`` as soon as it is known, keyed by the submission's and the unit's content, so
+   an interrupted run resumes and a second run gives the same grades;
+4. write ``grades.csv``, ``feedback/STUDENT/UNIT.html``, ``report.html`` and the gradebook.
+
+Example::
+
+    >>> format_rate(done=30, total=40, elapsed=12.0)
+    '30/40 graded, 2.5/s, about 4 s left'
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import queue
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+import nbformat
+
+from autograder.assemble import assemble, items
+from autograder.atomic import write_text_atomic
+from autograder.class_report import write_class_report
+from autograder.feedback import write_feedback
+from autograder.gradebook import record_grades
+from autograder.grades_csv import write_grades_csv
+from autograder.intake import Submission, collect_submissions
+from autograder.layout import CourseLayout
+from autograder.notebook_reader import read_learner_notebook
+from autograder.results import GRADED, NOT_GRADABLE, ItemInfo, NotGradable, UnitResult
+from autograder.sandbox import SandboxSettings, find_sandbox
+from autograder.scoring import Reference, score_items
+from autograder.worker_pool import Limits, Worker, run_cells
+
+__all__ = ["GradingError", "format_rate", "grade"]
+
+_GRADER_VERSION = "1"
+
+
+class GradingError(RuntimeError):
+    """The class cannot be graded at all (a broken solution, no sandbox, unreadable input)."""
+
+
+@dataclass(frozen=True)
+class _Unit:
+    name: str
+    source: nbformat.NotebookNode
+    digest: str
+    infos: tuple[ItemInfo, ...]
+
+
+def format_rate(*, done: int, total: int, elapsed: float) -> str:
+    """One progress line: how many, how fast, how long still."""
+    rate = done / elapsed if elapsed > 0 else 0.0
+    left = (total - done) / rate if rate > 0 else float("nan")
+    tail = f", about {left:.0f} s left" if rate > 0 and done < total else ""
+    return f"{done}/{total} graded, {rate:.1f}/s{tail}"
+
+
+class _Workers:
+    """A fixed set of sandboxed workers lent to grading threads one at a time."""
+
+    def __init__(self, count: int, settings: SandboxSettings, packages: list[Path]) -> None:
+        self._all = [Worker(settings, packages) for _ in range(count)]
+        self._free: queue.Queue[Worker] = queue.Queue()
+        for worker in self._all:
+            self._free.put(worker)
+
+    def run(self, function: Callable[[Worker], UnitResult]) -> UnitResult:
+        worker = self._free.get()
+        try:
+            return function(worker)
+        finally:
+            self._free.put(worker)
+
+    def stop(self) -> None:
+        for worker in self._all:
+            worker.stop()
+
+
+def _reference(unit: _Unit, worker: Worker, limits: Limits) -> dict[str, Reference]:
+    job = assemble(unit.source, unit.source)
+    outcomes = run_cells(worker, [cell.message() for cell in job.cells], limits)
+    references = {
+        cell.grade_id: Reference.from_outcome(outcomes[cell.index])
+        for cell in job.cells
+        if cell.origin == "test" and cell.grade_id is not None
+    }
+    scored = score_items(unit.infos, job, outcomes, references)
+    broken = [f"{item.grade_id}: {item.failures[-1]}" for item in scored if not item.passed]
+    if broken:
+        raise GradingError(
+            f"the solution of {unit.name} does not pass its own tests in the grader, so no "
+            "submission can be graded against it:\n  " + "\n  ".join(broken)
+        )
+    return references
+
+
+def _grade_one(
+    submission: Submission,
+    unit: _Unit,
+    references: dict[str, Reference],
+    worker: Worker,
+    limits: Limits,
+    sandboxed: bool,
+) -> UnitResult:
+    base = {
+        "student": submission.student,
+        "unit": submission.unit,
+        "notes": submission.notes,
+        "sandboxed": sandboxed,
+        "max_score": sum(i.max_points for i in unit.infos),
+    }
+    try:
+        if submission.problem is not None or submission.notebook is None:
+            raise NotGradable(submission.problem or "no notebook was submitted")
+        learner = read_learner_notebook(submission.notebook)
+    except NotGradable as reason:
+        return UnitResult(status=NOT_GRADABLE, reason=str(reason), **base)
+    job = assemble(unit.source, learner)
+    outcomes = run_cells(worker, [cell.message() for cell in job.cells], limits)
+    scored = score_items(unit.infos, job, outcomes, references)
+    return UnitResult(status=GRADED, items=scored, **{**base, "notes": base["notes"] + job.notes})
+
+
+def _cache_key(submission: Submission, unit: _Unit | None, settings: SandboxSettings) -> str:
+    digest = hashlib.sha256(f"{_GRADER_VERSION}\0{settings.kind}\0".encode())
+    digest.update(json.dumps([submission.problem, submission.notes]).encode())
+    if submission.notebook is not None:
+        digest.update(submission.notebook.read_bytes())
+    digest.update(unit.digest.encode() if unit else b"no unit")
+    return digest.hexdigest()
+
+
+def _cached(path: Path, key: str) -> UnitResult | None:
+    try:
+        saved = json.loads(path.read_text(encoding="utf-8"))
+        return UnitResult.from_json(saved["result"]) if saved.get("key") == key else None
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def grade(
+    submissions: Path,
+    *,
+    out: Path,
+    root: Path,
+    workers: int | None = None,
+    sandbox: bool = True,
+    db_url: str | None = None,
+    limits: Limits | None = None,
+    progress: TextIO | None = sys.stderr,
+) -> list[UnitResult]:
+    """Grade every submission under ``submissions`` (a folder or a zip) into ``out``."""
+    started = time.monotonic()
+    limits = limits or Limits()
+    settings = find_sandbox() if sandbox else SandboxSettings(kind="none")
+    layout = CourseLayout(root)
+    course_units = layout.units()
+    out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="autograder-intake-") as scratch:
+        collected = collect_submissions(submissions, units=course_units, scratch=Path(scratch))
+        units = {}
+        for name in sorted({s.unit for s in collected} & set(course_units)):
+            path = layout.source_notebook(name)
+            source = nbformat.read(path, as_version=4)
+            units[name] = _Unit(
+                name, source, hashlib.sha256(path.read_bytes()).hexdigest(), items(source)
+            )
+        count = max(1, min(workers or os.cpu_count() or 1, len(collected) or 1))
+        pool = _Workers(count, settings, [root / "autograder", root / "gradgraph"])
+        try:
+            with ThreadPoolExecutor(count) as threads:
+                reference_jobs = {
+                    name: threads.submit(pool.run, lambda w, u=unit: _reference(u, w, limits))
+                    for name, unit in units.items()
+                }
+                references = {name: job.result() for name, job in reference_jobs.items()}
+                results = _grade_all(
+                    collected,
+                    units,
+                    references,
+                    pool,
+                    threads,
+                    settings,
+                    limits,
+                    out,
+                    progress,
+                    started,
+                )
+        finally:
+            pool.stop()
+    _write_outputs(results, units, out, db_url, settings)
+    if progress is not None:
+        print(summary(results, settings, time.monotonic() - started, out), file=progress)
+    return results
+
+
+def _grade_all(
+    collected, units, references, pool, threads, settings, limits, out, progress, started
+) -> list[UnitResult]:
+    results: list[UnitResult] = []
+    pending = {}
+    for submission in collected:
+        unit = units.get(submission.unit)
+        key = _cache_key(submission, unit, settings)
+        cache = out / ".results" / submission.student / f"{submission.unit}.json"
+        if (saved := _cached(cache, key)) is not None:
+            results.append(saved)
+            continue
+        if unit is None:
+            function = lambda w, s=submission: UnitResult(  # noqa: E731
+                s.student,
+                s.unit,
+                NOT_GRADABLE,
+                reason=s.problem or "unknown unit",
+                notes=s.notes,
+                sandboxed=settings.isolated,
+            )
+        else:
+            function = lambda w, s=submission, u=unit: _grade_one(  # noqa: E731
+                s, u, references[u.name], w, limits, settings.isolated
+            )
+        pending[threads.submit(pool.run, function)] = (cache, key)
+    for future in as_completed(pending):
+        cache, key = pending[future]
+        result = future.result()
+        write_text_atomic(cache, json.dumps({"key": key, "result": result.to_json()}))
+        results.append(result)
+        if progress is not None:
+            line = format_rate(
+                done=len(results), total=len(collected), elapsed=time.monotonic() - started
+            )
+            print(line, file=progress, flush=True)
+    return sorted(results, key=lambda r: (r.student, r.unit))
+
+
+def _write_outputs(results, units, out, db_url, settings) -> None:
+    infos = {name: unit.infos for name, unit in units.items()}
+    write_grades_csv(out / "grades.csv", results)
+    write_feedback(out / "feedback", results, infos)
+    write_class_report(out / "report.html", results, infos, sandboxed=settings.isolated)
+    record_grades(db_url or f"sqlite:///{(out / 'gradebook.db').resolve()}", results, infos)
+
+
+def summary(
+    results: Sequence[UnitResult], settings: SandboxSettings, elapsed: float, out: Path
+) -> str:
+    """The one-screen summary printed at the end."""
+    graded = [r for r in results if r.status == GRADED]
+    lines = [
+        f"Graded {len(graded)} of {len(results)} notebooks in {elapsed:.1f} s "
+        f"({len(results) - len(graded)} not gradable).",
+    ]
+    for unit in sorted({r.unit for r in graded}):
+        scores = [r.score for r in graded if r.unit == unit]
+        top = max(r.max_score for r in graded if r.unit == unit)
+        lines.append(
+            f"  {unit}: mean {sum(scores) / len(scores):.1f} / {top:g} over {len(scores)} learners"
+        )
+    for result in results:
+        if result.status != GRADED:
+            lines.append(f"  not gradable: {result.student}/{result.unit}: {result.reason}")
+    if not settings.isolated:
+        lines.append("WARNING: graded WITHOUT a sandbox: learner code ran with your rights.")
+    lines.append(f"Written: {out / 'grades.csv'}, {out / 'report.html'}, {out / 'feedback'}/")
+    return "\n".join(lines)

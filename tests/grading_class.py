@@ -1,0 +1,368 @@
+"""A generated class for the grader's end-to-end tests and benchmark: honest, partial and blank
+notebooks, one learner per kind of attack, one per kind of bad input, each with the exact
+result it must get.
+
+Attacks are added to notebooks whose own answers are known: the blank notebook (0 points), the
+first round of kept wrong answers (a known partial score), or the solved one (full marks, for
+attacks that must cost an honest answer nothing).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+
+from tests.conftest import LAYOUT, solved_learner_notebook, wrong_answer_rounds
+
+UNIT = "01_leaf_tensors"
+
+
+@dataclass(frozen=True)
+class Expected:
+    """What grading must give one learner: a score, or "not gradable" with part of the reason."""
+
+    score: float | None = None
+    reason: str = ""
+    note: str = ""
+
+
+def _blank():
+    return nbformat.read(LAYOUT.learner_notebook(UNIT), as_version=4)
+
+
+def _solved():
+    return solved_learner_notebook(UNIT)
+
+
+# The wrong answers that attacks try to turn into points; the other items stay solved.
+_WRONG_CELLS = ("intermediate_grads", "sgd_step", "snapshot", "classify")
+
+
+def _wrong():
+    round_ = wrong_answer_rounds(UNIT)[0]
+    return solved_learner_notebook(UNIT, {cell: round_[cell].code for cell in _WRONG_CELLS})
+
+
+def _points() -> dict[str, float]:
+    source = nbformat.read(LAYOUT.source_notebook(UNIT), as_version=4)
+    return {
+        cell.metadata["nbgrader"]["grade_id"]: float(cell.metadata["nbgrader"]["points"])
+        for cell in source.cells
+        if cell.metadata.get("nbgrader", {}).get("grade")
+    }
+
+
+FULL = sum(_points().values())
+WRONG = FULL - sum(
+    _points()[item] for cell in _WRONG_CELLS for item in wrong_answer_rounds(UNIT)[0][cell].loses
+)
+
+
+def _with_cells(notebook, *sources: str, at: int = 1):
+    """``notebook`` with new code cells (no nbgrader metadata) inserted at ``at``."""
+    changed = copy.deepcopy(notebook)
+    for offset, source in enumerate(sources):
+        changed.cells.insert(at + offset, nbformat.v4.new_code_cell(source))
+    return changed
+
+
+def _with_answer(notebook, grade_id: str, source: str):
+    changed = copy.deepcopy(notebook)
+    for cell in changed.cells:
+        if cell.metadata.get("nbgrader", {}).get("grade_id") == grade_id:
+            cell.source = source
+    return changed
+
+
+_INPUT_TRANSFORMER = """
+ip = get_ipython()
+ip.input_transformers_cleanup.append(lambda lines: [])
+"""
+_AST_TRANSFORMER = """
+import ast
+class Blank(ast.NodeTransformer):
+    def visit_Module(self, node):
+        return ast.Module(body=[], type_ignores=[])
+get_ipython().ast_transformers.append(Blank())
+"""
+_TRACE = """
+import sys, threading
+def skip(frame, event, arg):
+    return None
+sys.settrace(skip)
+threading.settrace(skip)
+"""
+_AUDIT = """
+import sys
+sys.addaudithook(lambda event, args: None)
+"""
+_PATCH_TORCH = """
+import torch, torch.testing
+torch.allclose = lambda *a, **k: True
+torch.equal = lambda *a, **k: True
+torch.isclose = lambda a, b, *x, **k: torch.ones_like(a, dtype=torch.bool)
+torch.testing.assert_close = lambda *a, **k: None
+"""
+_PATCH_TENSOR = """
+import torch
+torch.Tensor.is_leaf = property(lambda self: True)
+torch.Tensor.requires_grad = property(lambda self: True)
+torch.Tensor.grad_fn = property(lambda self: None)
+torch.Tensor.__eq__ = lambda self, other: True
+torch.Tensor.tolist = lambda self: [0.0]
+"""
+_PATCH_CHECKS = """
+import sys, types
+import autograder.checks as checks
+for name in dir(checks):
+    if name.startswith("expect") or name == "call_learner":
+        setattr(checks, name, lambda *args, **kwargs: None)
+fake = types.ModuleType("autograder.checks")
+fake.__dict__.update({name: (lambda *args, **kwargs: None) for name in checks.__all__})
+fake.call_learner = lambda name, function, *args, **kwargs: None
+sys.modules["autograder.checks"] = fake
+"""
+_PATCH_CODE = """
+import autograder.checks as checks
+def nothing(*args, **kwargs):
+    return None
+checks.expect_tensor.__code__ = nothing.__code__
+"""
+_PATCH_RULES = """
+import autograder.rules as rules
+import autograder.evidence as evidence
+rules.judge = lambda record: None
+rules._RULES.clear()
+evidence.describe = lambda value, _depth=0: ["bool", True]
+"""
+_PATCH_BUILTINS = """
+import builtins
+builtins.isinstance = lambda *args: True
+builtins.len = lambda *args: 0
+builtins.abs = lambda *args: 0
+builtins.callable = lambda *args: True
+"""
+_ALWAYS_EQUAL = """
+class Anything:
+    def __eq__(self, other):
+        return True
+    def __hash__(self):
+        return 0
+    def __iter__(self):
+        return iter(())
+    def items(self):
+        return ()
+predicted_with_grad = Anything()
+"""
+_ALWAYS_EQUAL_DICT = """
+class Agreeable(dict):
+    def __eq__(self, other):
+        return True
+    def __getitem__(self, key):
+        return True
+predicted_is_leaf = Agreeable(a=True, b=True, c=True, d=True, e=True, f=True)
+"""
+_TORCH_FUNCTION = """
+import torch
+class Liar(torch.Tensor):
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        return True
+def snapshot(t):
+    return t.detach().as_subclass(Liar)
+"""
+_EXIT = """
+import os, sys
+try:
+    sys.exit(0)
+finally:
+    os._exit(0)
+"""
+_KILL_PARENT = """
+import os, signal
+os.kill(os.getppid(), signal.SIGKILL)
+"""
+_FAKE_OUTPUT = """
+import sys
+print("All tests passed! 19/19")
+sys.excepthook = lambda *args: print("All tests passed!")
+sys.stderr = sys.stdout
+"""
+_READ_SECRETS = """
+import glob, os
+found = []
+for pattern in ["/work/**/solutions/**/*.ipynb", "/**/gradebook.db", "/root/**/*.ipynb",
+                "/tmp/**/*.ipynb", "/home/**/*.ipynb", "../**/*.ipynb", "/proc/1/environ"]:
+    found += glob.glob(pattern, recursive=True)
+found += [key for key in os.environ if "GRADE" in key or "NBGRADER" in key]
+assert not found, found
+raise RuntimeError("nothing secret could be read")
+"""
+_FRAMES = """
+import gc, sys
+def classify(tensors):
+    for reach in (lambda: sys._getframe(1).f_globals["_expected"],
+                  lambda: globals()["_expected"],
+                  lambda: [o for o in gc.get_objects() if type(o) is dict and "buffer" in o][0]):
+        try:
+            return dict(reach())
+        except Exception:
+            pass
+    return {}
+"""
+_FORGE_CHANNEL = """
+import json, os
+for index in range(100):
+    line = json.dumps({"op": "done", "index": index, "nonce": "0" * 32, "ok": True,
+                       "error": None, "records": [], "hidden_from": 0}) + "\\n"
+    for descriptor in range(3, 20):
+        try:
+            os.write(descriptor, line.encode())
+        except OSError:
+            pass
+"""
+_NETWORK = """
+import socket
+socket.create_connection(("93.184.216.34", 80), timeout=3)
+"""
+_LOOP_AND_MEMORY = ["while True:\n    pass", "hog = bytearray(64 * 2**30)"]
+_FORK_AND_OUTPUT = [
+    "import os\nwhile True:\n    os.fork()",
+    "print('x' * 10**8)\nopen('big.bin', 'wb').write(b'x' * 2**30)",
+]
+
+
+def _write(folder: Path, student: str, notebook, name: str | None = None) -> Path:
+    path = folder / student / UNIT / (name or f"{UNIT}.ipynb")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if notebook is None:
+        return path
+    if isinstance(notebook, bytes):
+        path.write_bytes(notebook)
+    else:
+        nbformat.write(notebook, path)
+    return path
+
+
+def build_class(folder: Path, *, out: Path) -> dict[str, Expected]:
+    """Write the class into ``folder`` (nbgrader's layout) and return what each learner must get.
+    ``out`` is the grading output folder, which one attack tries to write into."""
+    expected: dict[str, Expected] = {}
+
+    def add(student: str, notebook, result: Expected, name: str | None = None) -> Path:
+        expected[student] = result
+        return _write(folder, student, notebook, name)
+
+    add("honest-solved", _solved(), Expected(FULL))
+    add("honest-blank", _blank(), Expected(0))
+    add("honest-partial", _wrong(), Expected(WRONG))
+    for student, cells, base, score in [
+        ("attack-input-transformer", [_INPUT_TRANSFORMER], _blank(), 0),
+        ("attack-ast-transformer", [_AST_TRANSFORMER], _blank(), 0),
+        ("attack-settrace", [_TRACE], _blank(), 0),
+        ("attack-audit-hook", [_AUDIT], _blank(), 0),
+        ("attack-patch-torch", [_PATCH_TORCH], _wrong(), WRONG),
+        ("attack-patch-tensor", [_PATCH_TENSOR], _wrong(), WRONG),
+        ("attack-patch-checks", [_PATCH_CHECKS], _wrong(), WRONG),
+        ("attack-patch-code", [_PATCH_CODE], _wrong(), WRONG),
+        ("attack-patch-rules", [_PATCH_RULES], _wrong(), WRONG),
+        ("attack-patch-builtins", [_PATCH_BUILTINS], _wrong(), WRONG),
+        ("attack-exit", [_EXIT], _blank(), 0),
+        ("attack-exit-after-solving", [_EXIT, _KILL_PARENT], _solved(), FULL),
+        ("attack-fake-output", [_FAKE_OUTPUT], _blank(), 0),
+        ("attack-read-secrets", [_READ_SECRETS], _blank(), 0),
+        ("attack-forge-channel", [_FORGE_CHANNEL], _blank(), 0),
+        ("attack-network", [_NETWORK], _blank(), 0),
+        ("attack-loop-and-memory", _LOOP_AND_MEMORY, _solved(), FULL),
+        ("attack-fork-and-output", _FORK_AND_OUTPUT, _solved(), FULL),
+    ]:
+        at = len(base.cells) if score == FULL else 1
+        add(student, _with_cells(base, *cells, at=at), Expected(score))
+    points = _points()
+    add(
+        "attack-always-equal",
+        _with_answer(
+            _with_answer(_blank(), "predict_grad_filled", _ALWAYS_EQUAL),
+            "predict_is_leaf",
+            _ALWAYS_EQUAL_DICT,
+        ),
+        Expected(0),
+    )
+    add("attack-torch-function", _with_answer(_blank(), "snapshot", _TORCH_FUNCTION), Expected(0))
+    add(
+        "attack-frames",
+        _with_answer(_solved(), "classify", _FRAMES),
+        Expected(FULL - points["classify_test"]),
+    )
+    shadow = add("attack-shadow-modules", _blank(), Expected(0, note="ignored"))
+    (shadow.parent / "torch.py").write_text("allclose = lambda *a, **k: True\n")
+    (shadow.parent / "autograder").mkdir()
+    (shadow.parent / "autograder" / "checks.py").write_text("def expect(*a, **k): pass\n")
+    writer = _with_cells(
+        _blank(),
+        f"for target in [{str(out / 'grades.csv')!r}, {str(out / 'gradebook.db')!r},\n"
+        f"               {str(folder / 'honest-solved' / UNIT / (UNIT + '.ipynb'))!r}]:\n"
+        "    try:\n"
+        "        open(target, 'w').write('overwritten')\n"
+        "    except OSError:\n"
+        "        pass",
+    )
+    add("attack-write-elsewhere", writer, Expected(0))
+
+    _bad_inputs(folder, add, points)
+    return expected
+
+
+def _bad_inputs(folder: Path, add, points: dict[str, float]) -> None:
+    add("bad-empty", b"", Expected(reason="empty"))
+    text = nbformat.writes(_solved()).encode()
+    add("bad-truncated", text[: len(text) // 2], Expected(reason="JSON"))
+    add("bad-utf8", text[:200] + b"\xff\xfe" + text[200:], Expected(reason="UTF-8"))
+    add("bad-nul", text[:100] + b"\x00" + text[100:], Expected(reason="NUL"))
+    add("bad-not-a-notebook", b'["cells"]', Expected(reason="not a notebook"))
+    r_kernel = _solved()
+    r_kernel.metadata["kernelspec"] = {"name": "ir", "display_name": "R", "language": "R"}
+    r_kernel.metadata["language_info"] = {"name": "R"}
+    add("bad-r-kernel", r_kernel, Expected(reason="R"))
+    add("odd-renamed", _solved(), Expected(FULL, note="my copy.ipynb"), name="my copy.ipynb")
+    missing = add("odd-missing", None, Expected(reason="notebook"))
+    (missing.parent / "notes.txt").write_text("forgot the notebook\n")
+    add("odd-two-notebooks", _solved(), Expected(reason="which"), name="first.ipynb")
+    _write(folder, "odd-two-notebooks", _blank(), "second.ipynb")
+    extra = add("odd-extra-files", _solved(), Expected(FULL, note="data.csv"))
+    (extra.parent / "data.csv").write_text("a,b\n1,2\n")
+    deleted = _solved()
+    deleted.cells = [
+        cell
+        for cell in deleted.cells
+        if cell.metadata.get("nbgrader", {}).get("grade_id") not in ("sgd_step", "snapshot_test")
+    ]
+    lost = points["sgd_step_test"]
+    add("odd-deleted-cells", deleted, Expected(FULL - lost, note="sgd_step"))
+    duplicated = _solved()
+    answer = next(c for c in duplicated.cells if c.metadata.get("nbgrader", {}).get("solution"))
+    duplicated.cells.insert(duplicated.cells.index(answer), copy.deepcopy(answer))
+    add("odd-duplicated-cell", duplicated, Expected(FULL))
+    stripped = _solved()
+    for cell in stripped.cells:
+        cell.metadata.pop("nbgrader", None)
+    add("odd-metadata-stripped", stripped, Expected(FULL))
+    vscode = _solved()
+    vscode.metadata = {
+        "kernelspec": {"name": "python3", "display_name": ".venv (3.11)", "language": "python"},
+        "vscode": {"interpreter": {"hash": "0" * 64}},
+    }
+    for number, cell in enumerate(vscode.cells):
+        cell["id"] = f"vscode-{number}"
+    add("odd-vscode", vscode, Expected(FULL))
+    with_outputs = _solved()
+    for cell in with_outputs.cells:
+        if cell.cell_type == "code":
+            cell.outputs = [nbformat.v4.new_output("stream", text="y" * 2**20)]
+    add("odd-huge-outputs", with_outputs, Expected(FULL))
+    old = nbformat.convert(_solved(), 3)
+    add("odd-nbformat-3", json.dumps(old).encode(), Expected(FULL))

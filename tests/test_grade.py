@@ -1,0 +1,170 @@
+"""Class grading end to end: a generated class of honest, partial and blank notebooks, one learner
+per kind of attack and one per kind of bad input, graded in parallel in the sandbox; each gets
+exactly the expected score or "not gradable" reason, and nothing is lost or modified."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import zipfile
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbgrader.api import Gradebook
+
+from autograder.__main__ import main
+from autograder.grade import grade
+from autograder.results import GRADED, NOT_GRADABLE
+from autograder.worker_pool import Limits
+from tests.conftest import ROOT
+from tests.grading_class import FULL, UNIT, Expected, build_class, solved_learner_notebook
+
+pytestmark = pytest.mark.xdist_group("class-grading")
+LIMITS = Limits(cell_seconds=10, notebook_seconds=120)
+
+
+def _digest(folder: Path) -> dict[str, str]:
+    return {
+        str(path.relative_to(folder)): hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in sorted(folder.rglob("*"))
+        if path.is_file()
+    }
+
+
+@pytest.fixture(scope="module")
+def graded_class(tmp_path_factory):
+    base = tmp_path_factory.mktemp("class")
+    folder, out = base / "submitted", base / "graded"
+    expected = build_class(folder, out=out)
+    before = _digest(folder)
+    progress = io.StringIO()
+    results = grade(folder, out=out, root=ROOT, workers=2, limits=LIMITS, progress=progress)
+    return {
+        "folder": folder,
+        "out": out,
+        "expected": expected,
+        "before": before,
+        "results": {result.student: result for result in results},
+        "progress": progress.getvalue(),
+    }
+
+
+def test_every_learner_gets_exactly_the_expected_result(graded_class):
+    wrong = []
+    for student, expected in sorted(graded_class["expected"].items()):
+        result = graded_class["results"][student]
+        if not _matches(result, expected):
+            failures = [f"{i.grade_id}: {i.failures[-1]}" for i in result.items if i.failures]
+            wrong.append(f"{student}: {result.status} {result.score} {result.reason} {failures}")
+    assert not wrong, "\n".join(wrong)
+    assert set(graded_class["results"]) == set(graded_class["expected"])
+
+
+def _matches(result, expected: Expected) -> bool:
+    if expected.score is None:
+        return result.status == NOT_GRADABLE and expected.reason in result.reason
+    notes = " ".join(result.notes)
+    return result.status == GRADED and result.score == expected.score and expected.note in notes
+
+
+def test_the_class_holds_every_kind_of_attack_and_bad_input(graded_class):
+    kinds = {student.split("-")[0] for student in graded_class["expected"]}
+    assert kinds == {"honest", "attack", "bad", "odd"}
+    assert len(graded_class["expected"]) >= 40
+
+
+def test_submissions_are_never_modified(graded_class):
+    assert _digest(graded_class["folder"]) == graded_class["before"]
+
+
+def test_grades_csv_has_one_row_per_learner_and_unit(graded_class):
+    text = (graded_class["out"] / "grades.csv").read_text(encoding="utf-8")
+    rows = {row["student"]: row for row in csv.DictReader(io.StringIO(text))}
+    assert set(rows) == set(graded_class["expected"])
+    assert rows["honest-solved"]["score"] == f"{FULL:g}"
+    assert rows["honest-solved"]["status"] == "graded"
+    assert rows["bad-empty"]["status"] == "not gradable"
+    assert "empty" in rows["bad-empty"]["reason"]
+
+
+def test_feedback_shows_hidden_test_messages(graded_class):
+    page = graded_class["out"] / "feedback" / "honest-partial" / f"{UNIT}.html"
+    text = page.read_text(encoding="utf-8")
+    assert "sgd_step" in text and "Hint:" in text
+    for student in graded_class["expected"]:
+        assert (graded_class["out"] / "feedback" / student / f"{UNIT}.html").is_file()
+
+
+def test_report_and_gradebook(graded_class):
+    report = (graded_class["out"] / "report.html").read_text(encoding="utf-8")
+    assert "WITHOUT a sandbox" not in report
+    assert "classify_test" in report or "classify" in report
+    with Gradebook(f"sqlite:///{graded_class['out'] / 'gradebook.db'}") as book:
+        for student, result in graded_class["results"].items():
+            if result.status == GRADED:
+                assert book.find_submission(UNIT, student).score == result.score
+
+
+def test_progress_is_reported(graded_class):
+    lines = graded_class["progress"].splitlines()
+    total = len(graded_class["expected"])
+    assert any(line.startswith(f"{total}/{total} graded") for line in lines)
+    assert any(line.startswith(f"Graded {total - 8} of {total} notebooks") for line in lines)
+
+
+def test_a_second_run_resumes_and_gives_the_same_grades(graded_class):
+    cache = graded_class["out"] / ".results"
+    for student in ("honest-solved", "honest-partial", "bad-empty"):
+        (cache / student / f"{UNIT}.json").unlink()
+    progress = io.StringIO()
+    again = grade(
+        graded_class["folder"],
+        out=graded_class["out"],
+        root=ROOT,
+        workers=2,
+        limits=LIMITS,
+        progress=progress,
+    )
+    assert {r.student: r for r in again} == graded_class["results"]
+    regraded = [line for line in progress.getvalue().splitlines() if " graded, " in line]
+    assert len(regraded) == 3
+
+
+def test_an_lms_zip_is_graded(tmp_path):
+    archive = tmp_path / "submissions.zip"
+    solved = nbformat.writes(solved_learner_notebook(UNIT))
+    blank = (ROOT / "course" / UNIT / f"{UNIT}.ipynb").read_text(encoding="utf-8")
+    with zipfile.ZipFile(archive, "w") as zipped:
+        zipped.writestr(f"ada_12345_67890_{UNIT}.ipynb", blank)
+        zipped.writestr(f"ada_12345_67891_{UNIT}-1.ipynb", solved)
+        zipped.writestr(f"grace_LATE_22222_33333_{UNIT}.ipynb", blank)
+    results = grade(
+        archive, out=tmp_path / "out", root=ROOT, workers=1, limits=LIMITS, progress=None
+    )
+    scores = {result.student: result.score for result in results}
+    assert scores == {"ada": FULL, "grace": 0.0}
+    ada = next(result for result in results if result.student == "ada")
+    assert any("67891" in note or "-1" in note for note in ada.notes)
+
+
+def test_grading_refuses_to_run_without_a_sandbox(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    code = main(["grade", str(tmp_path), "--out", str(tmp_path / "out"), "--root", str(ROOT)])
+    assert code == 1
+    assert "bubblewrap" in capsys.readouterr().err
+
+
+def test_grading_without_a_sandbox_says_so_loudly(tmp_path):
+    folder = tmp_path / "submitted"
+    path = folder / "ada" / UNIT / f"{UNIT}.ipynb"
+    path.parent.mkdir(parents=True)
+    nbformat.write(solved_learner_notebook(UNIT), path)
+    progress = io.StringIO()
+    results = grade(
+        folder, out=tmp_path / "out", root=ROOT, sandbox=False, limits=LIMITS, progress=progress
+    )
+    assert [(r.score, r.sandboxed) for r in results] == [(FULL, False)]
+    assert "WITHOUT a sandbox" in progress.getvalue()
+    assert "WITHOUT a sandbox" in (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
