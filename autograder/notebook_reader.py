@@ -58,16 +58,21 @@ def read_learner_notebook(
     removed and every source a single string; raises :class:`NotGradable` when it cannot be read
     as a Python notebook (the reason names ``path.name``)."""
     name = f"`{path.name}`"
-    document = _parse_json(name, _read_bytes(path, name, max_bytes))
-    cells, metadata = _cells_and_metadata(name, document)
-    _refuse_other_language(name, metadata)
-    return _clean_notebook(name, cells, metadata)
+    data = _read_bytes(path, name, max_bytes)
+    try:
+        cells, metadata = _cells_and_metadata(name, _parse_json(name, data))
+        _refuse_other_language(name, metadata)
+        return _clean_notebook(name, cells, metadata)
+    except RecursionError:  # from json itself, or from nbformat's recursive copies and checks
+        raise NotGradable(
+            f"{name} is JSON nested too deeply to be a notebook: {_RESUBMIT}."
+        ) from None
 
 
 def _read_bytes(path: Path, name: str, max_bytes: int) -> bytes:
     try:
         if not path.is_file():
-            raise NotGradable(f"{name} is not a file: submit the notebook file itself.")
+            raise NotGradable(f"{name} is missing or is not a file: submit the notebook file.")
         with path.open("rb") as stream:
             data = stream.read(max_bytes + 1)
     except OSError as error:
@@ -116,10 +121,6 @@ def _parse_json(name: str, data: bytes) -> Any:
         raise NotGradable(
             f"{name} is not valid JSON ({error.msg} at {where}), so it is damaged or was edited "
             f"outside Jupyter: {_RESUBMIT}."
-        ) from None
-    except RecursionError:
-        raise NotGradable(
-            f"{name} is JSON nested too deeply to be a notebook: {_RESUBMIT}."
         ) from None
     except ValueError:  # the only other refusal of json.loads: an integer too long to convert
         raise NotGradable(

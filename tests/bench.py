@@ -2,7 +2,8 @@
 
 Per unit: the wall time to execute the solution notebook in a fresh kernel on the CPU (kernel
 start and the torch import included, best of three), and to autograde one submission with
-plain nbgrader. Then the figures of tests/bench_gradgraph.py, when the recorder is present.
+plain nbgrader. Then the figures of tests/bench_gradgraph.py (the graph recorder) and
+tests/bench_grading.py (a class graded by plain nbgrader and by ours, side by side).
 
     python -m tests.bench            # all units
     python -m tests.bench 01_leaf_tensors
@@ -69,11 +70,10 @@ def unit_rows(unit: str) -> list[dict]:
     ]
 
 
-def gradgraph_rows() -> list[dict]:
-    path = ROOT / "tests" / "bench_gradgraph.py"
-    if not path.exists():
-        return []
-    spec = importlib.util.spec_from_file_location("bench_gradgraph", path)
+def companion_rows(name: str) -> list[dict]:
+    """The rows of ``tests/NAME.py``'s ``measure()``: the recorder's and the grader's figures."""
+    path = ROOT / "tests" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module.measure()
@@ -105,7 +105,8 @@ def _met(row: dict) -> bool | None:
 def main(argv: list[str]) -> None:
     os.environ["CUDA_VISIBLE_DEVICES"] = ""  # the CPU figures are the ones with targets
     units = argv or UNITS
-    rows = [row for unit in units for row in unit_rows(unit)] + gradgraph_rows()
+    rows = [row for unit in units for row in unit_rows(unit)]
+    rows += companion_rows("bench_gradgraph") + companion_rows("bench_grading")
     print_table(rows)
 
 

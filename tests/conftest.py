@@ -10,8 +10,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from autograder.grade import grade
 from autograder.layout import CourseLayout
 from autograder.plain_nbgrader import GradedNotebook, autograde
+from autograder.results import UnitResult
 
 ROOT = Path(__file__).resolve().parent.parent
 LAYOUT = CourseLayout(ROOT)
@@ -112,6 +114,31 @@ def graded(tmp_path_factory):
     def lookup(unit: str, learner: str) -> GradedNotebook:
         workdir = tmp_path_factory.getbasetemp() / f"nbgrader-{unit}"
         return _graded_unit(unit, workdir)[learner]
+
+    return lookup
+
+
+@functools.cache
+def _class_graded_unit(unit: str, workdir: Path) -> dict[str, UnitResult]:
+    folder = workdir / "submitted"
+    for learner, variant in _variants(unit).items():
+        path = folder / learner / unit / f"{unit}.ipynb"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(variant, Path):
+            path.write_bytes(variant.read_bytes())
+        else:
+            nbformat.write(variant, path)
+    results = grade(folder, out=workdir / "graded", root=ROOT, workers=1, progress=None)
+    return {result.student: result for result in results}
+
+
+@pytest.fixture(scope="session")
+def class_graded(tmp_path_factory):
+    """``class_graded(unit, learner)``: what our class grader gave that variant of the unit."""
+
+    def lookup(unit: str, learner: str) -> UnitResult:
+        workdir = tmp_path_factory.getbasetemp() / f"class-{unit}"
+        return _class_graded_unit(unit, workdir)[learner]
 
     return lookup
 

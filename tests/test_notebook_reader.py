@@ -473,8 +473,10 @@ def test_a_missing_file_or_a_folder_is_refused(tmp_path):
     with pytest.raises(NotGradable) as folder:
         read_learner_notebook(tmp_path / "folder.ipynb")
 
-    assert str(missing.value) == f"`{NAME}` is not a file: submit the notebook file itself."
-    assert str(folder.value) == "`folder.ipynb` is not a file: submit the notebook file itself."
+    assert str(missing.value) == f"`{NAME}` is missing or is not a file: submit the notebook file."
+    assert (
+        str(folder.value) == "`folder.ipynb` is missing or is not a file: submit the notebook file."
+    )
 
 
 def test_a_file_that_cannot_be_opened_is_refused_with_the_system_reason(tmp_path, monkeypatch):
@@ -507,3 +509,13 @@ def test_a_v3_cell_that_cannot_be_read_refuses_the_notebook(tmp_path, cell):
         f"`{NAME}` cell 2 has no readable cell type and source, so the notebook cannot be read "
         f"as cells: {RESUBMIT}"
     )
+
+
+def test_nesting_that_json_reads_but_nbformat_cannot_walk_is_refused(tmp_path):
+    nested = '{"a": ' * 600 + "1" + "}" * 600
+    content = '{"cells": [{"cell_type": "code", "source": "x", "metadata": %s}], "metadata": {}, '
+    content += '"nbformat": 4, "nbformat_minor": 5}'
+
+    reason = refusal(tmp_path, (content % nested).encode())
+
+    assert reason == f"`{NAME}` is JSON nested too deeply to be a notebook: {RESUBMIT}"

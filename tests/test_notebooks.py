@@ -1,5 +1,6 @@
 """What plain nbgrader gives each unit: full marks for the solutions, zero for the learner
-version as released, and for every kept wrong answer the loss of exactly its own item."""
+version as released, and for every kept wrong answer the loss of exactly its own item; and
+that the class grader gives every one of those variants exactly the same points."""
 
 from __future__ import annotations
 
@@ -85,3 +86,18 @@ def test_every_item_has_a_wrong_answer_that_loses_it(unit):
     assert {wrong.cell for wrong in wrong_answers(unit)} <= {
         grade_id for grade_id, kind in kinds.items() if kind == "solution"
     }
+
+
+@pytest.mark.parametrize(
+    ("unit", "learner"),
+    [
+        graded_param(unit, learner)
+        for unit in UNITS
+        for learner in ["solution", "learner", "learner-solved"]
+        + [round_learner(n) for n in range(1, len(wrong_answer_rounds(unit)) + 1)]
+    ],
+)
+def test_class_grader_gives_what_nbgrader_gives(graded, class_graded, unit, learner):
+    ours = class_graded(unit, learner)
+    assert ours.status == "graded", ours.reason
+    assert {item.grade_id: item.points for item in ours.items} == graded(unit, learner).scores
