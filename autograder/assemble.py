@@ -89,8 +89,8 @@ def items(source: nbformat.NotebookNode) -> tuple[ItemInfo, ...]:
     found = []
     title = None
     for cell in source.cells:
-        if cell.cell_type == "markdown" and (heading := _HEADING.search(cell.source)):
-            title = heading.group(1).strip()
+        if cell.cell_type == "markdown" and (headings := _HEADING.findall(cell.source)):
+            title = headings[-1].strip()
         meta = _nbgrader(cell)
         if meta.get("grade") and cell.cell_type == "code":
             grade_id = meta["grade_id"]

@@ -45,11 +45,12 @@ from autograder.notebook_reader import read_learner_notebook
 from autograder.results import GRADED, NOT_GRADABLE, ItemInfo, NotGradable, UnitResult
 from autograder.sandbox import SandboxSettings, find_sandbox
 from autograder.scoring import Reference, score_items
-from autograder.worker_pool import Limits, Worker, run_cells
+from autograder.worker_pool import Limits, Worker, WorkerFailed, run_cells
 
 __all__ = ["GradingError", "format_rate", "grade"]
 
 _GRADER_VERSION = "1"
+_LISTED = 10  # not-gradable notebooks named in the summary; grades.csv lists them all
 
 
 class GradingError(RuntimeError):
@@ -132,9 +133,18 @@ def _grade_one(
         learner = read_learner_notebook(submission.notebook)
     except NotGradable as reason:
         return UnitResult(status=NOT_GRADABLE, reason=str(reason), **base)
-    job = assemble(unit.source, learner)
-    outcomes = run_cells(worker, [cell.message() for cell in job.cells], limits)
-    scored = score_items(unit.infos, job, outcomes, references)
+    try:
+        job = assemble(unit.source, learner)
+        outcomes = run_cells(worker, [cell.message() for cell in job.cells], limits)
+        scored = score_items(unit.infos, job, outcomes, references)
+    except WorkerFailed:
+        raise
+    except Exception as error:  # one notebook the grader cannot handle must not stop the class
+        reason = (
+            f"the grader could not process this notebook ({type(error).__name__}: {error}); "
+            "the instructor should report it"
+        )
+        return UnitResult(status=NOT_GRADABLE, reason=reason, **base)
     return UnitResult(status=GRADED, items=scored, **{**base, "notes": base["notes"] + job.notes})
 
 
@@ -273,9 +283,11 @@ def summary(
         lines.append(
             f"  {unit}: mean {sum(scores) / len(scores):.1f} / {top:g} over {len(scores)} learners"
         )
-    for result in results:
-        if result.status != GRADED:
-            lines.append(f"  not gradable: {result.student}/{result.unit}: {result.reason}")
+    refused = [r for r in results if r.status != GRADED]
+    for result in refused[:_LISTED]:
+        lines.append(f"  not gradable: {result.student}/{result.unit}: {result.reason}")
+    if len(refused) > _LISTED:
+        lines.append(f"  ... and {len(refused) - _LISTED} more not gradable: see grades.csv")
     if not settings.isolated:
         lines.append("WARNING: graded WITHOUT a sandbox: learner code ran with your rights.")
     lines.append(f"Written: {out / 'grades.csv'}, {out / 'report.html'}, {out / 'feedback'}/")

@@ -6,7 +6,7 @@ on what did not. It never modifies the source, and one learner's odd upload neve
 class: only a zip that cannot be read at all raises ``ValueError``.
 
 **A folder** in nbgrader's ``submitted/`` layout, ``STUDENT/UNIT/UNIT.ipynb`` (nbgrader's
-``timestamp.txt`` beside the notebook is expected):
+``timestamp.txt`` and ``submission_secret.txt`` beside the notebook are expected):
 
 - A unit folder's one notebook is graded, with a note if it is not named ``UNIT.ipynb``. With
   several, ``UNIT.ipynb`` is graded and the others noted as ignored; if none is named so, the
@@ -130,7 +130,8 @@ DEFAULT_FILENAME_REGEXP = r"""(?x)
 _COLLECTOR_LOG = logging.getLogger(f"{__name__}.collector")
 _COLLECTOR_LOG.addHandler(logging.NullHandler())
 _COLLECTOR_LOG.propagate = False
-_TIMESTAMP_FILE = "timestamp.txt"
+# What nbgrader's own collect puts beside each notebook: expected, never noted as extra.
+_NBGRADER_FILES = frozenset({"timestamp.txt", "submission_secret.txt"})
 _EXTRACTED = "extracted"
 _EXTRACTING = ".extracting"
 _MACOS_FOLDER = "__MACOSX"
@@ -309,7 +310,7 @@ def _collect_unit(
     ignored = [
         entry.name + ("/" if entry.is_dir() else "")
         for entry in entries
-        if entry not in notebooks and (entry.name != _TIMESTAMP_FILE or entry.is_symlink())
+        if entry not in notebooks and (entry.name not in _NBGRADER_FILES or entry.is_symlink())
     ]
     notes = [f"ignored {_names(ignored)}: {_ONLY_NOTEBOOK}"] if ignored else []
     if not notebooks and beside is not None:
@@ -586,13 +587,14 @@ def _chosen(group: list[_Candidate]) -> Submission:
 
 def _extra_file(path: str, pattern: re.Pattern[str]) -> list[tuple[str, str | None, str]]:
     """[(student, unit folder or None, name)] for a file that is not a notebook, when the regexp
-    can tell whose it is; nbgrader's ``timestamp.txt`` in a unit folder is expected."""
+    can tell whose it is; nbgrader's ``timestamp.txt`` and ``submission_secret.txt`` in a unit
+    folder are expected."""
     match = pattern.match(path)
     if not match or not match["student_id"] or not match["file_id"]:
         return []
     file_id = PurePosixPath(match["file_id"])
     unit = file_id.parts[-2] if len(file_id.parts) > 1 else None
-    if unit is not None and file_id.name == _TIMESTAMP_FILE:
+    if unit is not None and file_id.name in _NBGRADER_FILES:
         return []
     return [(match["student_id"], unit, file_id.name)]
 

@@ -37,7 +37,18 @@ __all__ = [
 ]
 
 NOBODY = 65534
-_SYSTEM_DIRS = ("/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/etc")
+_SYSTEM_DIRS = ("/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin")
+# Only what programs need from /etc: not /etc whole, which holds the machine's secrets.
+_SYSTEM_FILES = (
+    "/etc/ld.so.cache",
+    "/etc/ld.so.conf",
+    "/etc/ld.so.conf.d",
+    "/etc/localtime",
+    "/etc/alternatives",
+    "/etc/passwd",
+    "/etc/group",
+    "/etc/nsswitch.conf",
+)
 
 
 class SandboxUnavailable(RuntimeError):
@@ -63,8 +74,12 @@ def worker_command(settings: SandboxSettings, *, packages: Sequence[Path]) -> li
         return python
     command = ["bwrap", "--die-with-parent", "--new-session", "--unshare-all", "--cap-drop", "ALL"]
     command += ["--proc", "/proc", "--dev", "/dev"]
+    # The kernel's settings and its SysRq trigger, read-only: a root uid without capabilities
+    # could otherwise still write some of them.
+    command += ["--ro-bind", "/proc/sys", "/proc/sys"]
+    command += ["--ro-bind-try", "/proc/sysrq-trigger", "/proc/sysrq-trigger"]
     command += ["--size", str(settings.tmp_bytes), "--tmpfs", "/tmp"]
-    mounted = [Path(p) for p in _SYSTEM_DIRS if Path(p).exists()]
+    mounted = [Path(p) for p in (*_SYSTEM_DIRS, *_SYSTEM_FILES) if Path(p).exists()]
     for prefix in {Path(sys.prefix), Path(sys.base_prefix), Path(sys.exec_prefix)}:
         if not any(prefix.is_relative_to(m) for m in mounted):
             mounted.append(prefix)

@@ -89,6 +89,9 @@ def solved_learner_notebook(unit: str, replace: dict[str, str] | None = None):
     return notebook
 
 
+BASE_VARIANTS = ("solution", "learner", "learner-solved")
+
+
 @functools.cache
 def _variants(unit: str) -> dict[str, object]:
     variants: dict[str, object] = {
@@ -104,18 +107,26 @@ def _variants(unit: str) -> dict[str, object]:
 
 @functools.cache
 def _graded_unit(unit: str, workdir: Path) -> dict[str, GradedNotebook]:
-    return autograde(root=ROOT, unit=unit, submissions=_variants(unit), workdir=workdir)
+    """Plain nbgrader on the three base variants: the wrong-answer rounds go through the class
+    grader, which the suite proves gives nbgrader's points on these."""
+    base = {name: variant for name, variant in _variants(unit).items() if name in BASE_VARIANTS}
+    return autograde(root=ROOT, unit=unit, submissions=base, workdir=workdir)
+
+
+def _lookup(tmp_path_factory, prefix: str, grade_unit):
+    """``lookup(unit, learner)``: ``grade_unit``'s result for that variant, each unit graded
+    once per test process, in its own folder."""
+
+    def lookup(unit: str, learner: str):
+        return grade_unit(unit, tmp_path_factory.getbasetemp() / f"{prefix}-{unit}")[learner]
+
+    return lookup
 
 
 @pytest.fixture(scope="session")
 def graded(tmp_path_factory):
     """``graded(unit, learner)``: what plain nbgrader gave that variant of the unit."""
-
-    def lookup(unit: str, learner: str) -> GradedNotebook:
-        workdir = tmp_path_factory.getbasetemp() / f"nbgrader-{unit}"
-        return _graded_unit(unit, workdir)[learner]
-
-    return lookup
+    return _lookup(tmp_path_factory, "nbgrader", _graded_unit)
 
 
 @functools.cache
@@ -135,12 +146,7 @@ def _class_graded_unit(unit: str, workdir: Path) -> dict[str, UnitResult]:
 @pytest.fixture(scope="session")
 def class_graded(tmp_path_factory):
     """``class_graded(unit, learner)``: what our class grader gave that variant of the unit."""
-
-    def lookup(unit: str, learner: str) -> UnitResult:
-        workdir = tmp_path_factory.getbasetemp() / f"class-{unit}"
-        return _class_graded_unit(unit, workdir)[learner]
-
-    return lookup
+    return _lookup(tmp_path_factory, "class", _class_graded_unit)
 
 
 def graded_param(unit: str, learner: str, *more: object, id: str | None = None):

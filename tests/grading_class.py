@@ -194,13 +194,18 @@ sys.stderr = sys.stdout
 """
 _READ_SECRETS = """
 import glob, os
-found = []
-for pattern in ["/work/**/solutions/**/*.ipynb", "/**/gradebook.db", "/root/**/*.ipynb",
-                "/tmp/**/*.ipynb", "/home/**/*.ipynb", "../**/*.ipynb", "/proc/1/environ"]:
+found = [path for path in {places!r} if os.path.exists(path)]
+for pattern in ["/tmp/**/*.ipynb", "/tmp/**/*.db", "/srv/*", "/home/*", "/mnt/*"]:
     found += glob.glob(pattern, recursive=True)
 found += [key for key in os.environ if "GRADE" in key or "NBGRADER" in key]
-assert not found, found
-raise RuntimeError("nothing secret could be read")
+found += [path for path in ["/etc/shadow", "/etc/ssh"] if os.access(path, os.R_OK)]
+for setting in ["/proc/sys/vm/swappiness", "/proc/sys/kernel/domainname"]:
+    try:
+        open(setting, "w").write("0")
+        found.append(setting)
+    except OSError:
+        pass
+raise RuntimeError(f"secrets found: {{found}}" if found else "nothing secret could be read")
 """
 _FRAMES = """
 import gc, sys
@@ -274,7 +279,6 @@ def build_class(folder: Path, *, out: Path) -> dict[str, Expected]:
         ("attack-exit", [_EXIT], _blank(), 0),
         ("attack-exit-after-solving", [_EXIT, _KILL_PARENT], _solved(), FULL),
         ("attack-fake-output", [_FAKE_OUTPUT], _blank(), 0),
-        ("attack-read-secrets", [_READ_SECRETS], _blank(), 0),
         ("attack-forge-channel", [_FORGE_CHANNEL], _blank(), 0),
         ("attack-network", [_NETWORK], _blank(), 0),
         ("attack-loop-and-memory", _LOOP_AND_MEMORY, _solved(), FULL),
@@ -283,6 +287,12 @@ def build_class(folder: Path, *, out: Path) -> dict[str, Expected]:
         at = len(base.cells) if score == FULL else 1
         add(student, _with_cells(base, *cells, at=at), Expected(score))
     points = _points()
+    secrets = [str(path) for path in (LAYOUT.solutions, LAYOUT.root / "tests", out, folder)]
+    add(
+        "attack-read-secrets",
+        _with_cells(_blank(), _READ_SECRETS.format(places=secrets)),
+        Expected(0),
+    )
     add(
         "attack-always-equal",
         _with_answer(
@@ -304,7 +314,8 @@ def build_class(folder: Path, *, out: Path) -> dict[str, Expected]:
     (shadow.parent / "autograder" / "checks.py").write_text("def expect(*a, **k): pass\n")
     writer = _with_cells(
         _blank(),
-        f"for target in [{str(out / 'grades.csv')!r}, {str(out / 'gradebook.db')!r},\n"
+        f"for target in [{str(out / 'pwned.txt')!r}, {str(out / 'gradebook.db')!r},\n"
+        f"               {str(folder / 'pwned.txt')!r},\n"
         f"               {str(folder / 'honest-solved' / UNIT / (UNIT + '.ipynb'))!r}]:\n"
         "    try:\n"
         "        open(target, 'w').write('overwritten')\n"

@@ -77,6 +77,16 @@ def test_the_class_holds_every_kind_of_attack_and_bad_input(graded_class):
 
 def test_submissions_are_never_modified(graded_class):
     assert _digest(graded_class["folder"]) == graded_class["before"]
+    assert not (graded_class["out"] / "pwned.txt").exists()
+
+
+def test_nothing_secret_is_in_reach_of_a_submission(graded_class):
+    failures = " ".join(
+        message
+        for item in graded_class["results"]["attack-read-secrets"].items
+        for message in item.failures
+    )
+    assert "nothing secret could be read" in failures
 
 
 def test_grades_csv_has_one_row_per_learner_and_unit(graded_class):

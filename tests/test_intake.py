@@ -716,3 +716,16 @@ def test_nothing_is_left_half_extracted_when_a_zip_fails_midway(tmp_path):
 
     assert sorted(os.listdir(extracted)) == kept
     assert not (tmp_path / "scratch" / ".extracting").exists()
+
+
+def test_what_nbgrader_collect_writes_beside_a_notebook_is_expected(tmp_path):
+    root = make(
+        tmp_path / "submitted",
+        {
+            f"ada/{U1}/{U1}.ipynb": "{}",
+            f"ada/{U1}/timestamp.txt": "2024-05-01 10:00:00",
+            f"ada/{U1}/submission_secret.txt": "0123abcd",
+        },
+    )
+    [row] = collect_folder(root, tmp_path)
+    assert (row.student, row.unit, row.problem, row.notes) == ("ada", U1, None, ())

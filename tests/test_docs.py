@@ -1,0 +1,182 @@
+"""The instructor guide (docs/) says what the notebooks and gradgraph really do.
+
+Fast checks, no notebook is executed: one guide per unit; each guide's 50- and 90-minute
+timing tables add up exactly; every graded item's grade id, every solution (the answer cell
+without its nbgrader markers) and the unit's total points are in its guide; every cell it
+cites is the cell it quotes; every gradgraph name and recording method it mentions exists,
+with the keyword arguments it passes; and every relative link resolves.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+
+import gradgraph
+from autograder.assemble import items
+from tests.conftest import LAYOUT, ROOT, UNITS
+
+DOCS = ROOT / "docs"
+GUIDES = DOCS / "units"
+_MARKER = re.compile(r"^\s*### (?:BEGIN|END) SOLUTION\s*$")
+_LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")
+_CELL = re.compile(r"\b[Cc]ell (\d+)\b(?: \(`([^`]+)`\))?")
+_GRADGRAPH_NAME = re.compile(r"\bgradgraph((?:\.[A-Za-z_]\w*)+)")
+# A recording as the notebooks name it (`recording`, `rec`, an entry of `recordings`), or the class.
+_RECORDING_USE = re.compile(
+    r"\b(Recording|recording|rec|recordings)(\[[^\]]+\])?\.([A-Za-z_]\w*)(?:\(([^()]*)\))?"
+)
+_PLAY = re.compile(r"(\S*)\.play\(")
+_KEYWORD = re.compile(r"\b([A-Za-z_]\w*)\s*=(?!=)")
+
+
+def _guide(unit: str) -> str:
+    return (GUIDES / f"{unit}.md").read_text(encoding="utf-8")
+
+
+def _notebook(unit: str) -> nbformat.NotebookNode:
+    return nbformat.read(LAYOUT.source_notebook(unit), as_version=4)
+
+
+def _all_docs() -> dict[Path, str]:
+    return {path: path.read_text(encoding="utf-8") for path in sorted(DOCS.rglob("*.md"))}
+
+
+def _timing_table(text: str, minutes: int) -> list[list[str]]:
+    """The rows (minutes, segment, cells) under the '### N-minute session' heading."""
+    heading = re.search(rf"^###\s+{minutes}-minute session\s*$", text, re.MULTILINE)
+    assert heading, f"no '### {minutes}-minute session' heading"
+    rows = []
+    for line in text[heading.end() :].lstrip("\n").splitlines():
+        if not line.startswith("|"):
+            break
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if cells[0].strip("*").isdigit():
+            rows.append([cells[0].strip("*"), *cells[1:]])
+    return rows
+
+
+def test_every_unit_has_a_guide_and_no_guide_lacks_a_unit():
+    assert sorted(path.stem for path in GUIDES.glob("*.md")) == UNITS
+
+
+def test_the_index_links_every_unit_guide():
+    index = (DOCS / "README.md").read_text(encoding="utf-8")
+    for unit in UNITS:
+        assert f"(units/{unit}.md)" in index, f"docs/README.md does not link units/{unit}.md"
+
+
+def test_readme_links_the_instructor_guide():
+    assert "](docs/README.md)" in (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("unit", UNITS)
+@pytest.mark.parametrize("minutes", [50, 90])
+def test_timing_tables_add_up_exactly(unit, minutes):
+    rows = _timing_table(_guide(unit), minutes)
+    totals = [int(row[0]) for row in rows if "total" in row[1].lower()]
+    segments = [int(row[0]) for row in rows if "total" not in row[1].lower()]
+    assert totals == [minutes], f"{unit}: the {minutes}-minute table needs one total row"
+    assert sum(segments) == minutes, f"{unit}: segments add up to {sum(segments)}, not {minutes}"
+    assert len(segments) >= 4, f"{unit}: a {minutes}-minute plan needs real segments"
+
+
+@pytest.mark.parametrize("unit", UNITS)
+def test_every_graded_item_and_the_total_points_are_in_the_guide(unit):
+    guide = _guide(unit)
+    infos = items(_notebook(unit))
+    for info in infos:
+        assert f"`{info.grade_id}`" in guide, f"{unit}: {info.grade_id} is not in its guide"
+    total = sum(info.max_points for info in infos)
+    stated = re.search(r"\*\*Points:\*\* (\d+) in (\d+) graded items", guide)
+    assert stated, f"{unit}: no '**Points:** N in M graded items' line"
+    assert (int(stated.group(1)), int(stated.group(2))) == (total, len(infos))
+
+
+@pytest.mark.parametrize("unit", UNITS)
+def test_every_solution_is_quoted_exactly(unit):
+    guide = "\n".join(line.rstrip() for line in _guide(unit).splitlines())
+    for cell in _notebook(unit).cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if not meta.get("solution") or meta.get("grade"):
+            continue
+        answer = "\n".join(
+            line.rstrip() for line in cell.source.splitlines() if not _MARKER.match(line)
+        ).strip("\n")
+        assert answer in guide, f"{unit}: the answer of {meta['grade_id']} is not quoted exactly"
+        assert f"`{meta['grade_id']}`" in guide
+
+
+@pytest.mark.parametrize("unit", UNITS)
+def test_cited_cells_hold_what_the_guide_quotes(unit):
+    cells = _notebook(unit).cells
+    guide = _guide(unit)
+    cited = list(_CELL.finditer(guide))
+    assert cited, f"{unit}: the guide cites no cell"
+    for match in cited:
+        number, quote = int(match.group(1)), match.group(2)
+        assert quote, f"{unit}: '{match.group(0)}' needs a quote: cell N (`text in the cell`)"
+        assert 1 <= number <= len(cells), f"{unit}: cell {number} does not exist"
+        assert quote in cells[number - 1].source, f"{unit}: cell {number} does not hold {quote!r}"
+    for minutes in (50, 90):
+        for row in _timing_table(guide, minutes):
+            for number in re.findall(r"\d+", row[2]):
+                assert 1 <= int(number) <= len(cells), f"{unit}: the timing cites cell {number}"
+
+
+def test_gradgraph_names_in_the_docs_exist():
+    found = set()
+    for path, text in _all_docs().items():
+        for match in _GRADGRAPH_NAME.finditer(text):
+            target = gradgraph
+            for name in match.group(1).strip(".").split("."):
+                assert hasattr(target, name), (
+                    f"{path.name}: gradgraph{match.group(1)} does not exist"
+                )
+                target = getattr(target, name)
+            found.add(match.group(1))
+    assert ".record" in found
+
+
+def test_recording_methods_and_their_keywords_exist():
+    plays = 0
+    for path, text in _all_docs().items():
+        for match in _PLAY.finditer(text):
+            assert re.search(
+                r"(?:Recording|recording|rec|recordings\[[^\]]+\])$", match.group(1)
+            ), f"{path.name}: .play( is called on {match.group(1)!r}, not on a recording"
+        for match in _RECORDING_USE.finditer(text):
+            method, arguments = match.group(3), match.group(4)
+            member = getattr(gradgraph.Recording, method, None)
+            assert member is not None, f"{path.name}: Recording has no {method!r}"
+            if arguments is None:
+                continue
+            plays += method == "play"
+            accepted = inspect.signature(member).parameters
+            for keyword in _KEYWORD.findall(arguments):
+                assert keyword in accepted, f"{path.name}: {method}() takes no {keyword}="
+    assert plays >= len(UNITS)
+
+
+@pytest.mark.parametrize("unit", UNITS)
+def test_the_projector_animation_is_the_notebooks_own_recording(unit):
+    code = "\n".join(c.source for c in _notebook(unit).cells if c.cell_type == "code")
+    shown = re.findall(r"\b(\w+)(\[[^\]]+\])?\.play\(projector=True\)", _guide(unit))
+    assert shown, f"{unit}: the guide shows no animation with play(projector=True)"
+    for name, key in shown:
+        assert re.search(rf"\b{name}\b", code), f"{unit}: the notebook has no {name}"
+        assert key.strip("[]") in code, f"{unit}: the notebook records no {name}{key}"
+
+
+def test_relative_links_resolve():
+    pages = {**_all_docs(), ROOT / "README.md": (ROOT / "README.md").read_text(encoding="utf-8")}
+    for path, text in pages.items():
+        for target in _LINK.findall(text):
+            if re.match(r"[a-z]+:", target) or target.startswith("#"):
+                continue
+            resolved = (path.parent / target.split("#", 1)[0]).resolve()
+            assert resolved.exists(), f"{path.relative_to(ROOT)} links {target}: no such file"
