@@ -9,6 +9,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from sqlalchemy.exc import SQLAlchemyError
+
 from autograder.grade import GradingError, grade
 from autograder.handout import DEFAULT_HANDOUT, HandoutError, build_handout
 from autograder.release import ReleaseError, release
@@ -58,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
                 sandbox=not arguments.no_sandbox,
                 db_url=arguments.db,
             )
-        except (GradingError, SandboxUnavailable, ValueError) as error:
+        except (GradingError, SandboxUnavailable, ValueError, SQLAlchemyError) as error:
             print(f"grading failed: {error}", file=sys.stderr)
             return 1
         return 0

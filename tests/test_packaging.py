@@ -37,7 +37,11 @@ def test_environment_yml_and_pyproject_list_the_same_packages():
     conda.pop("pip")
     python = conda.pop("python")
     assert conda == from_pyproject
-    assert python == project["requires-python"]
+    # Binder's repo2docker needs an exact `python=X.Y` pin; it must satisfy requires-python.
+    pinned = re.fullmatch(r"=(\d+)\.(\d+)", python)
+    assert pinned, f"environment.yml should pin python exactly (python=3.11), not {python!r}"
+    lowest = re.fullmatch(r">=(\d+)\.(\d+)", project["requires-python"])
+    assert tuple(map(int, pinned.groups())) >= tuple(map(int, lowest.groups()))
     pip_section = next(d["pip"] for d in environment["dependencies"] if isinstance(d, dict))
     assert "-e ." in pip_section
 
