@@ -44,6 +44,13 @@ def main(argv: list[str] | None = None) -> int:
     grade_parser.add_argument("--workers", type=int, default=None, help="default: one per core")
     grade_parser.add_argument("--db", default=None, help="SQLAlchemy URL of the gradebook")
     grade_parser.add_argument(
+        "--nbgrader-course",
+        type=Path,
+        default=None,
+        help="an nbgrader course folder whose submitted/ is graded: place the feedback in its "
+        "feedback/ for `nbgrader release_feedback`",
+    )
+    grade_parser.add_argument(
         "--no-sandbox",
         action="store_true",
         help="run learner code WITHOUT isolation (only where bubblewrap cannot run)",
@@ -59,6 +66,7 @@ def main(argv: list[str] | None = None) -> int:
                 workers=arguments.workers,
                 sandbox=not arguments.no_sandbox,
                 db_url=arguments.db,
+                nbgrader_course=arguments.nbgrader_course,
             )
         except (GradingError, SandboxUnavailable, ValueError, SQLAlchemyError) as error:
             print(f"grading failed: {error}", file=sys.stderr)

@@ -41,6 +41,7 @@ from autograder.gradebook import record_grades
 from autograder.grades_csv import write_grades_csv
 from autograder.intake import Submission, collect_submissions
 from autograder.layout import CourseLayout
+from autograder.nbgrader_feedback import place_feedback
 from autograder.notebook_reader import read_learner_notebook
 from autograder.results import GRADED, NOT_GRADABLE, ItemInfo, NotGradable, UnitResult
 from autograder.sandbox import SandboxSettings, find_sandbox
@@ -175,8 +176,12 @@ def grade(
     db_url: str | None = None,
     limits: Limits | None = None,
     progress: TextIO | None = sys.stderr,
+    nbgrader_course: Path | None = None,
 ) -> list[UnitResult]:
-    """Grade every submission under ``submissions`` (a folder or a zip) into ``out``."""
+    """Grade every submission under ``submissions`` (a folder or a zip) into ``out``.
+
+    ``nbgrader_course``: an nbgrader course folder whose ``submitted/`` was graded; the feedback
+    pages are also placed in its ``feedback/`` for ``nbgrader release_feedback``."""
     started = time.monotonic()
     limits = limits or Limits()
     settings = find_sandbox() if sandbox else SandboxSettings(kind="none")
@@ -216,6 +221,10 @@ def grade(
         finally:
             pool.stop()
     _write_outputs(results, units, out, db_url, settings)
+    if nbgrader_course is not None and submissions.is_dir():
+        place_feedback(
+            results, pages=out / "feedback", submitted=submissions, course=nbgrader_course
+        )
     if progress is not None:
         print(summary(results, settings, time.monotonic() - started, out), file=progress)
     return results

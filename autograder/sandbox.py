@@ -32,6 +32,7 @@ __all__ = [
     "SandboxUnavailable",
     "find_sandbox",
     "run_as",
+    "system_mounts",
     "worker_command",
     "worker_environment",
 ]
@@ -79,10 +80,7 @@ def worker_command(settings: SandboxSettings, *, packages: Sequence[Path]) -> li
     command += ["--ro-bind", "/proc/sys", "/proc/sys"]
     command += ["--ro-bind-try", "/proc/sysrq-trigger", "/proc/sysrq-trigger"]
     command += ["--size", str(settings.tmp_bytes), "--tmpfs", "/tmp"]
-    mounted = [Path(p) for p in (*_SYSTEM_DIRS, *_SYSTEM_FILES) if Path(p).exists()]
-    for prefix in {Path(sys.prefix), Path(sys.base_prefix), Path(sys.exec_prefix)}:
-        if not any(prefix.is_relative_to(m) for m in mounted):
-            mounted.append(prefix)
+    mounted = system_mounts()
     for path in mounted:
         command += ["--ro-bind", str(path), str(path)]
     for package in packages:
@@ -101,6 +99,16 @@ def worker_command(settings: SandboxSettings, *, packages: Sequence[Path]) -> li
     for name, value in _worker_environment().items():
         command += ["--setenv", name, value]
     return [*command, *python]
+
+
+def system_mounts() -> list[Path]:
+    """What a sandbox sees of this machine, read-only: the system's programs and libraries, the
+    few files they need from /etc, and this Python environment."""
+    mounted = [Path(p) for p in (*_SYSTEM_DIRS, *_SYSTEM_FILES) if Path(p).exists()]
+    for prefix in {Path(sys.prefix), Path(sys.base_prefix), Path(sys.exec_prefix)}:
+        if not any(prefix.is_relative_to(m) for m in mounted):
+            mounted.append(prefix)
+    return mounted
 
 
 def worker_environment(settings: SandboxSettings) -> dict[str, str]:
