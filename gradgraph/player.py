@@ -74,7 +74,11 @@ class Player:
         return f"Player(step {self.slider.value}/{self.slider.max}, {self.frames!r})"
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict:
-        return self.widget._repr_mimebundle_(**kwargs)
+        """The live widget for JupyterLab, and the same animation as self-contained HTML: what
+        nbconvert's HTML export shows, playing with no kernel."""
+        from .export import to_html
+
+        return {**self.widget._repr_mimebundle_(**kwargs), "text/html": to_html(self.frames)}
 
     def step_forward(self) -> None:
         """Show the next event (stays on the last one)."""

@@ -88,7 +88,11 @@ def test_caption_and_frame_follow_the_slider(recording, events):
     assert "ExpBackward0 freed its result" in player.caption.value
     player.slider.value = len(events) - 1
     assert "Trying to backward through the graph a second time" in player.caption.value
-    assert "widget-view" in str(player._repr_mimebundle_())
+    bundle = player._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+    # what nbconvert's HTML export shows: every frame, playable with no kernel
+    assert bundle["text/html"].count("data:image/png;base64,") == len(events)
+    assert 'class="gradgraph-player"' in bundle["text/html"]
 
 
 def test_scene_shows_saved_badges_until_freed_and_grads_on_leaves(events):
