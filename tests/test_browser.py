@@ -191,17 +191,33 @@ def test_a_learner_answers_an_exercise_and_validates(page, lab):
         }}"""
     )
     assert answer >= 0
+    # JupyterLab renders far-away cells lazily: bring the answer cell in through the notebook
+    # itself, then type as a learner would.
+    page.evaluate(
+        f"""async i => {{
+            const notebook = {_APP}.shell.currentWidget.content;
+            notebook.activeCellIndex = i;
+            await notebook.scrollToItem(i, 'center');
+        }}""",
+        answer,
+    )
     cells = page.locator(".jp-Notebook .jp-Cell")
     editor = cells.nth(answer).locator(".cm-content")
-    editor.scroll_into_view_if_needed()
+    editor.wait_for(state="visible", timeout=30_000)
     editor.click()
     page.keyboard.press("Control+A")
     page.keyboard.type(_first_answer())
     page.keyboard.press("Shift+Enter")  # run the answer, move to its test
     page.keyboard.press("Shift+Enter")  # run the visible test
     _wait_idle(page)
-    test_output = cells.nth(answer + 1).locator(".jp-OutputArea").inner_text()
-    _shot(cells.nth(answer + 1), "learner-visible-test")
+    test_output = page.evaluate(
+        f"""i => {{
+            const cell = {_APP}.shell.currentWidget.content.widgets[i];
+            return cell.model.outputs.toJSON().map(o => [].concat(o.text || '').join('')).join('');
+        }}""",
+        answer + 1,
+    )
+    _shot(page, "learner-visible-test")
     assert "OK" in test_output or "passed" in test_output, test_output
     _run(page, "docmanager:save")
     page.get_by_role("button", name="Validate").click()

@@ -18,10 +18,15 @@ from autograder.__main__ import main
 from autograder.grade import grade
 from autograder.results import GRADED, NOT_GRADABLE
 from autograder.worker_pool import Limits
-from tests.conftest import ROOT
+from tests.conftest import HAS_SANDBOX, ROOT
 from tests.grading_class import FULL, UNIT, Expected, build_class, solved_learner_notebook
 
-pytestmark = pytest.mark.xdist_group("class-grading")
+pytestmark = [
+    pytest.mark.xdist_group("class-grading"),
+    pytest.mark.skipif(
+        not HAS_SANDBOX, reason="bubblewrap cannot run here; the attacks need the sandbox"
+    ),
+]
 LIMITS = Limits(cell_seconds=10, notebook_seconds=120)
 
 
