@@ -145,9 +145,14 @@ def _wait_idle(page, timeout_s: float = 180) -> None:
 
 
 def _open_unit(page, lab, unit: str) -> None:
-    page.goto(f"{lab['url']}/lab/tree/{unit}/{unit}.ipynb?token={TOKEN}")
+    # ?reset: a fresh workspace, so that no notebook a previous test opened comes back first
+    page.goto(f"{lab['url']}/lab/tree/{unit}/{unit}.ipynb?reset&token={TOKEN}")
     page.wait_for_function(
-        f"() => {_APP} && {_APP}.shell.currentWidget?.sessionContext?.session?.kernel",
+        f"""path => {{
+            const panel = {_APP} && {_APP}.shell.currentWidget;
+            return panel && panel.context?.path === path && panel.sessionContext?.session?.kernel;
+        }}""",
+        arg=f"{unit}/{unit}.ipynb",
         timeout=120_000,
     )
     _wait_idle(page)
@@ -201,8 +206,8 @@ def test_a_learner_answers_an_exercise_and_validates(page, lab):
         }}""",
         answer,
     )
-    cells = page.locator(".jp-Notebook .jp-Cell")
-    editor = cells.nth(answer).locator(".cm-content")
+    panel = page.evaluate(f"() => {_APP}.shell.currentWidget.id")
+    editor = page.locator(f"[id='{panel}'] .jp-Cell").nth(answer).locator(".cm-content")
     editor.wait_for(state="visible", timeout=30_000)
     editor.click()
     page.keyboard.press("Control+A")
