@@ -28,6 +28,7 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TextIO
 
@@ -95,7 +96,7 @@ class _Workers:
             worker.stop()
 
 
-def _reference(unit: _Unit, worker: Worker, limits: Limits) -> dict[str, Reference]:
+def _reference(unit: _Unit, limits: Limits, worker: Worker) -> dict[str, Reference]:
     job = assemble(unit.source, unit.source)
     outcomes = run_cells(worker, [cell.message() for cell in job.cells], limits)
     references = {
@@ -117,9 +118,9 @@ def _grade_one(
     submission: Submission,
     unit: _Unit,
     references: dict[str, Reference],
-    worker: Worker,
     limits: Limits,
     sandboxed: bool,
+    worker: Worker,
 ) -> UnitResult:
     base = {
         "student": submission.student,
@@ -202,7 +203,7 @@ def grade(
         try:
             with ThreadPoolExecutor(count) as threads:
                 reference_jobs = {
-                    name: threads.submit(pool.run, lambda w, u=unit: _reference(u, w, limits))
+                    name: threads.submit(pool.run, partial(_reference, unit, limits))
                     for name, unit in units.items()
                 }
                 references = {name: job.result() for name, job in reference_jobs.items()}
@@ -231,45 +232,61 @@ def grade(
 
 
 def _grade_all(
-    collected, units, references, pool, threads, settings, limits, out, progress, started
+    collected: Sequence[Submission],
+    units: dict[str, _Unit],
+    references: dict[str, dict[str, Reference]],
+    pool: _Workers,
+    threads: ThreadPoolExecutor,
+    settings: SandboxSettings,
+    limits: Limits,
+    out: Path,
+    progress: TextIO | None,
+    started: float,
 ) -> list[UnitResult]:
     results: list[UnitResult] = []
     pending = {}
+
+    def keep(result: UnitResult, cache: Path, key: str) -> None:
+        write_text_atomic(cache, json.dumps({"key": key, "result": result.to_json()}))
+        results.append(result)
+        if progress is not None:
+            elapsed = time.monotonic() - started
+            line = format_rate(done=len(results), total=len(collected), elapsed=elapsed)
+            print(line, file=progress, flush=True)
+
     for submission in collected:
         unit = units.get(submission.unit)
         key = _cache_key(submission, unit, settings)
         cache = out / ".results" / submission.student / f"{submission.unit}.json"
         if (saved := _cached(cache, key)) is not None:
             results.append(saved)
-            continue
-        if unit is None:
-            function = lambda w, s=submission: UnitResult(  # noqa: E731
-                s.student,
-                s.unit,
+        elif unit is None:  # not a unit of the course: nothing to run
+            refused = UnitResult(
+                submission.student,
+                submission.unit,
                 NOT_GRADABLE,
-                reason=s.problem or "unknown unit",
-                notes=s.notes,
+                reason=submission.problem or "unknown unit",
+                notes=submission.notes,
                 sandboxed=settings.isolated,
             )
+            keep(refused, cache, key)
         else:
-            function = lambda w, s=submission, u=unit: _grade_one(  # noqa: E731
-                s, u, references[u.name], w, limits, settings.isolated
+            grade_it = partial(
+                _grade_one, submission, unit, references[unit.name], limits, settings.isolated
             )
-        pending[threads.submit(pool.run, function)] = (cache, key)
+            pending[threads.submit(pool.run, grade_it)] = (cache, key)
     for future in as_completed(pending):
-        cache, key = pending[future]
-        result = future.result()
-        write_text_atomic(cache, json.dumps({"key": key, "result": result.to_json()}))
-        results.append(result)
-        if progress is not None:
-            line = format_rate(
-                done=len(results), total=len(collected), elapsed=time.monotonic() - started
-            )
-            print(line, file=progress, flush=True)
+        keep(future.result(), *pending[future])
     return sorted(results, key=lambda r: (r.student, r.unit))
 
 
-def _write_outputs(results, units, out, db_url, settings) -> None:
+def _write_outputs(
+    results: Sequence[UnitResult],
+    units: dict[str, _Unit],
+    out: Path,
+    db_url: str | None,
+    settings: SandboxSettings,
+) -> None:
     infos = {name: unit.infos for name, unit in units.items()}
     write_grades_csv(out / "grades.csv", results)
     write_feedback(out / "feedback", results, infos)

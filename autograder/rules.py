@@ -128,15 +128,21 @@ def _expect(record: Record) -> str | None:
 
 
 def _type(record: Record) -> str | None:
-    got, want = type_of(record["value"]), record["expected"]
-    if got != want:
-        return f"`{record['name']}` should be of type {want}, but it is of type {got}."
-    return None
+    return _wrong_type(record["name"], record["value"], record["expected"])
+
+
+def _wrong_type(name: str, value: Evidence, expected: str) -> str | None:
+    got = type_of(value)
+    return (
+        None
+        if got == expected
+        else f"`{name}` should be of type {expected}, but it is of type {got}."
+    )
 
 
 def _equal(record: Record) -> str | None:
     actual, expected = record["actual"], record["expected"]
-    wrong_type = _type({"name": record["name"], "value": actual, "expected": type_of(expected)})
+    wrong_type = _wrong_type(record["name"], actual, type_of(expected))
     if wrong_type:
         return wrong_type
     if not _same(actual, expected):
@@ -154,7 +160,7 @@ def _choice(record: Record) -> str | None:
 
 def _mapping(record: Record) -> str | None:
     actual, name = record["actual"], record["name"]
-    wrong_type = _type({"name": name, "value": actual, "expected": "dict"})
+    wrong_type = _wrong_type(name, actual, "dict")
     if wrong_type:
         return wrong_type
     keys = [key for key, _ in actual[1]]
@@ -172,7 +178,7 @@ def _tensor(record: Record) -> str | None:
     actual, expected, name = record["actual"], record["expected"], record["name"]
     if expected[0] != "tensor" or "values" not in expected[1]:
         return f"`{name}`: the expected value is not a plain tensor; the test is broken."
-    wrong_type = _type({"name": name, "value": actual, "expected": type_of(expected)})
+    wrong_type = _wrong_type(name, actual, type_of(expected))
     if wrong_type:
         return wrong_type
     got, want = actual[1], expected[1]

@@ -37,6 +37,12 @@ def _signature(record: Mapping[str, Any]) -> str:
     return json.dumps([record.get("rule"), record.get("name") or record.get("message")])
 
 
+def _hidden_checks(outcome: CellOutcome) -> Counter[str]:
+    """The checks the test cell's hidden part made (all of them when it has no split)."""
+    start = outcome.hidden_from if outcome.hidden_from is not None else len(outcome.records)
+    return Counter(_signature(record) for record in outcome.records[start:])
+
+
 @dataclass(frozen=True)
 class Reference:
     """What the instructor's solution did in one test cell: the hidden checks it made, and the
@@ -47,8 +53,7 @@ class Reference:
 
     @classmethod
     def from_outcome(cls, outcome: CellOutcome) -> Reference:
-        start = outcome.hidden_from if outcome.hidden_from is not None else len(outcome.records)
-        hidden = Counter(_signature(r) for r in outcome.records[start:])
+        hidden = _hidden_checks(outcome)
         tolerances: dict[str, tuple[float, float]] = {}
         for record in outcome.records:
             if record.get("rule") == "tensor":
@@ -81,8 +86,7 @@ def check_cell(outcome: CellOutcome, reference: Reference) -> list[str]:
     if not outcome.ok and outcome.error and outcome.error not in failures:
         failures.append(outcome.error)
     if not failures:
-        start = outcome.hidden_from if outcome.hidden_from is not None else len(outcome.records)
-        made = Counter(_signature(r) for r in outcome.records[start:])
+        made = _hidden_checks(outcome)
         if made != reference.hidden:
             failures.append(
                 f"the hidden tests made {sum(made.values())} of their "

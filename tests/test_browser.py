@@ -10,17 +10,14 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
-import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import LAYOUT, ROOT
+from tests.lab_server import free_port, running_lab
 
 pytestmark = pytest.mark.xdist_group("browser")
 playwright = pytest.importorskip("playwright.sync_api", reason="Playwright is not installed")
@@ -46,12 +43,6 @@ CHROMIUM_FLAGS = [
 _APP = "window.jupyterapp"
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 def _course_copy(base: Path) -> Path:
     """A course root of our own (solutions/ and course/ copied, a gradebook of its own), so that
     the browser's saves never touch the repository."""
@@ -74,39 +65,23 @@ def _course_copy(base: Path) -> Path:
 def lab(tmp_path_factory):
     base = tmp_path_factory.mktemp("browser")
     root = _course_copy(base)
-    port = _free_port()
+    port = free_port()
     command = [
         sys.executable, "-m", "jupyter", "lab", "--no-browser", f"--port={port}",
         "--ServerApp.ip=127.0.0.1", f"--IdentityProvider.token={TOKEN}",
         f"--ServerApp.root_dir={root / 'course'}", "--LabApp.expose_app_in_browser=True",
         *(["--allow-root"] if os.geteuid() == 0 else []),
     ]  # fmt: skip
-    log = (base / "lab.log").open("w")
     environment = {
         **os.environ,
         "JUPYTER_CONFIG_PATH": str(base / "config"),
         "JUPYTER_PLATFORM_DIRS": "1",
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
     }
-    server = subprocess.Popen(
-        command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, env=environment
-    )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 90
-    try:
-        while True:
-            try:
-                urllib.request.urlopen(f"{url}/api/status?token={TOKEN}", timeout=2)
-                break
-            except OSError:
-                if server.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail(f"JupyterLab did not start; see {log.name}")
-                time.sleep(0.5)
+    with running_lab(
+        command, url=f"http://127.0.0.1:{port}", token=TOKEN, log=base / "lab.log", env=environment
+    ) as url:
         yield {"url": url, "root": root, "base": base}
-    finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        server.wait(timeout=30)
-        log.close()
 
 
 @pytest.fixture(scope="module")

@@ -4,11 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import socket
-import subprocess
 import sys
-import time
 import urllib.parse
 import urllib.request
 from pathlib import Path
@@ -16,15 +12,10 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT, UNITS
+from tests.lab_server import free_port, running_lab
 
 pytestmark = pytest.mark.xdist_group("lab")
 TOKEN = "course-test-token"
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def _request(url: str, data: dict | None = None, timeout: float = 60) -> tuple[int, bytes]:
@@ -36,35 +27,19 @@ def _request(url: str, data: dict | None = None, timeout: float = 60) -> tuple[i
 
 @pytest.fixture(scope="module")
 def lab_url(tmp_path_factory):
-    port = _free_port()
+    port = free_port()
     arguments = (
         f"--no-browser --port={port} --ServerApp.ip=127.0.0.1 --IdentityProvider.token={TOKEN}"
     )
-    log = (tmp_path_factory.mktemp("lab") / "lab.log").open("w")
-    server = subprocess.Popen(
+    with running_lab(
         ["make", "--no-print-directory", "lab", f"VENV={sys.prefix}", f"LAB_ARGS={arguments}"],
+        url=f"http://127.0.0.1:{port}",
+        token=TOKEN,
+        log=tmp_path_factory.mktemp("lab") / "lab.log",
         cwd=ROOT,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
         env={**os.environ, "JUPYTER_PLATFORM_DIRS": "1"},
-    )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 90
-    try:
-        while True:
-            try:
-                _request(f"{url}/api/status", timeout=2)
-                break
-            except OSError:
-                if server.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail(f"JupyterLab did not start; see {log.name}")
-                time.sleep(0.5)
+    ) as url:
         yield url
-    finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        server.wait(timeout=30)
-        log.close()
 
 
 def test_lab_serves_the_learner_notebooks(lab_url):
