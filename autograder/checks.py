@@ -30,6 +30,7 @@ from typing import Any
 import torch
 
 from autograder.evidence import describe, type_label
+from autograder.live import shows_outcome
 from autograder.messages import headline
 from autograder.rules import judge
 
@@ -44,6 +45,7 @@ __all__ = [
     "expect_tensor",
     "expect_type",
     "send_records_to",
+    "shows_outcome",
 ]
 
 Record = dict[str, Any]
