@@ -11,6 +11,14 @@
 
 from .device import pick_device
 from .events import Event, EventKind, MemorySample
-from .recorder import Recording, record
+from .recorder import Recording, record, side_by_side
 
-__all__ = ["Event", "EventKind", "MemorySample", "Recording", "pick_device", "record"]
+__all__ = [
+    "Event",
+    "EventKind",
+    "MemorySample",
+    "Recording",
+    "pick_device",
+    "record",
+    "side_by_side",
+]

@@ -1,5 +1,8 @@
 """Export a recording's frames: a self-contained HTML player, a GIF, or a PNG strip.
 
+The HTML player shows one recording, or several side by side under one slider (each
+column stays on its last frame once its recording has ended).
+
 >>> import torch, gradgraph
 >>> x = torch.ones(2, requires_grad=True)
 >>> with gradgraph.record(names={"x": x}) as rec:
@@ -12,9 +15,11 @@ True
 from __future__ import annotations
 
 import base64
+import html
 import io
 import itertools
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 from PIL import Image
@@ -29,19 +34,25 @@ _STRIP_COLUMNS = 4
 _SCRIPT = """
 (function () {
   var root = document.getElementById(%(id)s), captions = %(captions)s, timer = null;
-  var frames = root.querySelectorAll("img"), slider = root.querySelector("input");
-  var label = root.querySelector(".caption"), button = root.querySelector(".play");
+  var columns = root.querySelectorAll(".gradgraph-column"), slider = root.querySelector("input");
+  var button = root.querySelector(".play"), last = +slider.max;
   function show(i) {
-    i = Math.max(0, Math.min(frames.length - 1, i));
-    frames.forEach(function (f, k) { f.style.display = k === i ? "block" : "none"; });
-    slider.value = i; label.textContent = captions[i];
+    i = Math.max(0, Math.min(last, i));
+    columns.forEach(function (column, c) {
+      var k = Math.min(i, captions[c].length - 1);
+      column.querySelectorAll("img").forEach(function (f, j) {
+        f.style.display = j === k ? "block" : "none";
+      });
+      column.querySelector(".caption").textContent = captions[c][k];
+    });
+    slider.value = i;
   }
   function stop() { clearInterval(timer); timer = null; button.textContent = "play"; }
   button.onclick = function () {
     if (timer) { stop(); return; }
     this.textContent = "pause";
     timer = setInterval(function () {
-      if (+slider.value >= frames.length - 1) { stop(); } else { show(+slider.value + 1); }
+      if (+slider.value >= last) { stop(); } else { show(+slider.value + 1); }
     }, 700);
   };
   root.querySelector(".back").onclick = function () { show(+slider.value - 1); };
@@ -53,25 +64,49 @@ _SCRIPT = """
 """
 
 
-def to_html(store: FrameStore) -> str:
-    """An HTML fragment with every frame embedded (base64 PNG) and a few lines of JS."""
+def to_html(*stores: FrameStore, titles: Sequence[str] = ()) -> str:
+    """An HTML fragment with every frame embedded (base64 PNG) and a few lines of JS.
+
+    Several stores are shown side by side, one column each, headed by ``titles``.
+    """
     element_id = f"gradgraph-{next(_ids)}"
+    steps = max(len(store) for store in stores)
+    width = f"{100 / len(stores):.4g}%"
+    columns = "".join(
+        _column(store, title, width)
+        for store, title in itertools.zip_longest(stores, titles[: len(stores)])
+    )
+    captions = json.dumps(
+        [[store.scene(i).caption for i in range(len(store))] for store in stores]
+    ).replace("</", "<\\/")
+    controls = (
+        '<button class="play">play</button><button class="back">◀ step back</button>'
+        '<button class="next">step ▶</button><button class="reset">reset</button>'
+        f'<input type="range" min="0" max="{steps - 1}" value="0" style="width:60%">'
+    )
+    script = _SCRIPT % {"id": json.dumps(element_id), "captions": captions}
+    return (
+        f'<div id="{element_id}" class="gradgraph-player"><div>{controls}</div>'
+        f'<div style="display:flex;gap:1em;align-items:flex-start">{columns}</div>'
+        f"<script>{script}</script></div>"
+    )
+
+
+def _column(store: FrameStore, title: str | None, width: str) -> str:
+    size = "1.6em" if store.projector else "1.1em"
+    heading = (
+        f'<div class="title" style="font-size:{size};font-weight:bold">{html.escape(title)}</div>'
+        if title
+        else ""
+    )
     images = "".join(
         f'<img alt="step {i + 1}" style="display:none;max-width:100%" '
         f'src="data:image/png;base64,{base64.b64encode(store.frame(i)).decode("ascii")}">'
         for i in range(len(store))
     )
-    captions = json.dumps([store.scene(i).caption for i in range(len(store))]).replace("</", "<\\/")
-    size = "1.6em" if store.projector else "1.1em"
-    controls = (
-        '<button class="play">play</button><button class="back">◀ step back</button>'
-        '<button class="next">step ▶</button><button class="reset">reset</button>'
-        f'<input type="range" min="0" max="{len(store) - 1}" value="0" style="width:60%">'
-    )
-    script = _SCRIPT % {"id": json.dumps(element_id), "captions": captions}
     return (
-        f'<div id="{element_id}" class="gradgraph-player"><div>{controls}</div>{images}'
-        f'<div class="caption" style="font-size:{size}"></div><script>{script}</script></div>'
+        f'<div class="gradgraph-column" style="flex:1 1 {width};min-width:0">{heading}{images}'
+        f'<div class="caption" style="font-size:{size}"></div></div>'
     )
 
 

@@ -1,8 +1,10 @@
-"""An ipywidgets player for a recording: play/pause, step, scrub, speed, reset.
+"""An ipywidgets player for recordings: play/pause, step, scrub, speed, reset.
 
 One source of state: ``slider.value``, the current event. The Play widget is linked to
 it, every button only changes it, and one observer shows the frame and caption for it
-(frames are cached PNGs, so scrubbing back is instant).
+(frames are cached PNGs, so scrubbing back is instant). Several recordings can share
+one player, side by side (see :func:`gradgraph.side_by_side`); each column stays on its last
+frame once its recording has ended.
 
 >>> import torch, gradgraph
 >>> x = torch.ones(3, requires_grad=True)
@@ -20,6 +22,7 @@ it, every button only changes it, and one observer shows the frame and caption f
 from __future__ import annotations
 
 import html
+from collections.abc import Sequence
 from typing import Any
 
 import ipywidgets as widgets
@@ -31,12 +34,45 @@ __all__ = ["Player"]
 _SPEEDS = [("0.5x", 1400), ("1x", 700), ("2x", 350), ("4x", 175)]
 
 
-class Player:
-    """Widget that replays the frames of a recording; display it in a notebook cell."""
+class _Column:
+    """The frame, title and caption of one recording in a player."""
 
-    def __init__(self, frames: FrameStore) -> None:
+    def __init__(self, frames: FrameStore, title: str | None, width: str) -> None:
         self.frames = frames
-        last = len(frames) - 1
+        self.size = "1.6em" if frames.projector else "1.1em"
+        self.image = widgets.Image(format="png", layout=widgets.Layout(width="100%"))
+        self.caption = widgets.HTML()
+        parts: list[widgets.Widget] = [self.image, self.caption]
+        if title:
+            heading = f"<b style='font-size:{self.size}'>{html.escape(title)}</b>"
+            parts.insert(0, widgets.HTML(heading))
+        self.box = widgets.VBox(parts, layout=widgets.Layout(width=width))
+
+    def show(self, step: int) -> None:
+        step = min(step, len(self.frames) - 1)
+        self.image.value = self.frames.frame(step)
+        text = html.escape(self.frames.scene(step).caption)
+        self.caption.value = f"<div style='font-size:{self.size}; line-height:1.4'>{text}</div>"
+
+
+class Player:
+    """Widget that replays the frames of one or more recordings; display it in a notebook cell.
+
+    ``titles`` head the columns when several stores are shown side by side.
+    """
+
+    def __init__(self, *stores: FrameStore, titles: Sequence[str] = ()) -> None:
+        if not stores:
+            raise ValueError("a Player needs at least one recording's frames")
+        last = max(len(store) for store in stores) - 1
+        width = f"{100 / len(stores):.4g}%"
+        self.titles = tuple(titles[: len(stores)])
+        self.columns = [
+            _Column(store, self.titles[i] if i < len(self.titles) else None, width)
+            for i, store in enumerate(stores)
+        ]
+        self.frames = stores[0]
+        self.image, self.caption = self.columns[0].image, self.columns[0].caption
         self.slider = widgets.IntSlider(
             value=0,
             min=0,
@@ -57,28 +93,30 @@ class Player:
         self.back.on_click(lambda _: self.step_back())
         self.forward.on_click(lambda _: self.step_forward())
         self.restart.on_click(lambda _: self.reset())
-        self.image = widgets.Image(format="png")
-        self.caption = widgets.HTML()
         self.slider.observe(self._show, names="value")
         self._show({"new": 0})
         self.widget = widgets.VBox(
             [
                 widgets.HBox([self.play, self.back, self.forward, self.restart, self.speed]),
                 self.slider,
-                self.image,
-                self.caption,
+                widgets.HBox([column.box for column in self.columns]),
             ]
         )
 
     def __repr__(self) -> str:
-        return f"Player(step {self.slider.value}/{self.slider.max}, {self.frames!r})"
+        stores = ", ".join(repr(column.frames) for column in self.columns)
+        return f"Player(step {self.slider.value}/{self.slider.max}, {stores})"
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict:
         """The live widget for JupyterLab, and the same animation as self-contained HTML: what
         nbconvert's HTML export shows, playing with no kernel."""
+        return {**self.widget._repr_mimebundle_(**kwargs), "text/html": self.to_html()}
+
+    def to_html(self) -> str:
+        """The same player as a self-contained HTML fragment (see ``gradgraph.export``)."""
         from .export import to_html
 
-        return {**self.widget._repr_mimebundle_(**kwargs), "text/html": to_html(self.frames)}
+        return to_html(*(column.frames for column in self.columns), titles=self.titles)
 
     def step_forward(self) -> None:
         """Show the next event (stays on the last one)."""
@@ -94,8 +132,5 @@ class Player:
         self.slider.value = 0
 
     def _show(self, change: dict) -> None:
-        step = change["new"]
-        self.image.value = self.frames.frame(step)
-        size = "1.6em" if self.frames.projector else "1.1em"
-        text = html.escape(self.frames.scene(step).caption)
-        self.caption.value = f"<div style='font-size:{size}; line-height:1.4'>{text}</div>"
+        for column in self.columns:
+            column.show(change["new"])

@@ -43,7 +43,7 @@ import html
 import threading
 import weakref
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -57,7 +57,7 @@ from .events import Event, EventKind
 from .modules import ModuleTracker, observe_module_hooks
 from .watcher import GraphWatcher
 
-__all__ = ["Recording", "record"]
+__all__ = ["Recording", "record", "side_by_side"]
 
 _LOGGED = "_gradgraph_logged"
 _active_lock = threading.Lock()
@@ -183,6 +183,37 @@ class Recording:
     def _on_module_hook(self, module: str, kind: str, hook: str) -> None:
         details = {"target": "module", "kind": kind, "hook": hook, "module": module}
         self._log.emit(EventKind.HOOK, None, f"{module} {kind}", details)
+
+
+def side_by_side(
+    *recordings: Recording, titles: Sequence[str] = (), projector: bool = False
+) -> Any:
+    """One player over several recordings, side by side, stepped by one slider.
+
+    Use it to compare two runs of the same code (full vs frozen, retain_graph or not).
+    Each column stays on its last frame once its recording has ended. Display the
+    player in a notebook cell; ``player.to_html()`` (and nbconvert's HTML export) gives
+    the same comparison with no kernel.
+
+    >>> import torch, gradgraph
+    >>> x = torch.ones(3, requires_grad=True)
+    >>> def run(w):
+    ...     with gradgraph.record(names={"x": x, "w": w}) as rec:
+    ...         (x * w).sum().backward()
+    ...     return rec
+    >>> full, frozen = run(torch.ones(3, requires_grad=True)), run(torch.ones(3))
+    >>> player = gradgraph.side_by_side(full, frozen, titles=("full", "frozen"))
+    >>> player.slider.max + 1 == max(len(full), len(frozen)), len(player.columns)
+    (True, 2)
+    >>> player.to_html().count('class="gradgraph-column"')
+    2
+    >>> full.close(); frozen.close()
+    """
+    if not recordings:
+        raise ValueError("side_by_side() needs at least one recording")
+    from .player import Player
+
+    return Player(*(r._frame_store(projector) for r in recordings), titles=titles)
 
 
 def _close(watcher: GraphWatcher, log: EventLog) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import io
 import json
 import re
@@ -231,34 +232,90 @@ def test_large_graphs_fold_by_module():
 
 
 NODE_HARNESS = """
-const imgs = Array.from({length: %(frames)d}, () => ({style: {}}));
 const el = () => ({style: {}, textContent: "", value: "0"});
-const parts = {".play": el(), ".back": el(), ".next": el(), ".reset": el(), "input": el(),
-               ".caption": el()};
-const root = {querySelectorAll: () => imgs, querySelector: (s) => parts[s]};
+const column = (n) => {
+  const imgs = Array.from({length: n}, () => ({style: {}})), caption = el();
+  return {imgs, caption, querySelectorAll: () => imgs, querySelector: () => caption};
+};
+const columns = %(lengths)s.map(column);
+const parts = {".play": el(), ".back": el(), ".next": el(), ".reset": el(),
+               "input": {...el(), max: String(Math.max(...%(lengths)s) - 1)}};
+const root = {querySelectorAll: () => columns, querySelector: (s) => parts[s]};
 global.document = {getElementById: () => root};
 let ticks = [];
 global.setInterval = (f) => { ticks.push(f); return 1; };
 global.clearInterval = () => { ticks = []; };
 %(script)s
-const shown = () => imgs.findIndex((i) => i.style.display === "block");
-const out = [shown(), parts[".caption"].textContent];
+const shown = () => columns.map((c) => c.imgs.findIndex((i) => i.style.display === "block"));
+const out = [shown(), columns[0].caption.textContent];
 parts[".next"].onclick(); out.push(shown());
 parts[".back"].onclick(); parts[".back"].onclick(); out.push(shown());
 parts["input"].value = "2"; parts["input"].oninput(); out.push(shown());
 parts[".play"].onclick.call(parts[".play"]); out.push(parts[".play"].textContent);
 ticks[0](); out.push(shown());
 parts[".reset"].onclick(); out.push(shown(), parts[".play"].textContent, ticks.length);
+parts["input"].value = parts["input"].max; parts["input"].oninput(); out.push(shown());
 console.log(JSON.stringify(out));
 """
 
 
-@pytest.mark.skipif(shutil.which("node") is None, reason="needs node to run the page's script")
-def test_html_export_script_plays_steps_scrubs_and_resets(recording, events):
-    page = recording.to_html()
+def _run_page_script(page: str, lengths: list[int]) -> list:
     (script,) = re.findall(r"<script>(.*?)</script>", page, flags=re.S)
-    program = NODE_HARNESS % {"frames": len(events), "script": script}
+    program = NODE_HARNESS % {"lengths": json.dumps(lengths), "script": script}
     result = subprocess.run(["node", "-e", program], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="needs node to run the page's script")
+def test_html_export_script_plays_steps_scrubs_and_resets(recording, events):
+    out = _run_page_script(recording.to_html(), [len(events)])
     first_caption = FrameStore(events).scene(0).caption
-    assert json.loads(result.stdout) == [0, first_caption, 1, 0, 2, "pause", 3, 0, "play", 0]
+    last = len(events) - 1
+    assert out == [[0], first_caption, [1], [0], [2], "pause", [3], [0], "play", 0, [last]]
+
+
+@pytest.fixture(scope="module")
+def full_and_frozen() -> tuple[gradgraph.Recording, gradgraph.Recording]:
+    """The same two-layer model, once whole and once with its first layer frozen."""
+    recordings = []
+    for frozen in (False, True):
+        torch.manual_seed(0)
+        net = torch.nn.Sequential(torch.nn.Linear(3, 3), torch.nn.Tanh(), torch.nn.Linear(3, 1))
+        net[0].requires_grad_(not frozen)
+        with gradgraph.record() as rec:
+            net(torch.rand(2, 3)).sum().backward()
+        rec.close()
+        recordings.append(rec)
+    return recordings[0], recordings[1]
+
+
+def test_side_by_side_steps_both_recordings_with_one_slider(full_and_frozen):
+    full, frozen = full_and_frozen
+    assert len(full) > len(frozen)
+    player = gradgraph.side_by_side(full, frozen, titles=("full", "frozen"))
+    assert player.slider.max == len(full) - 1 and len(player.columns) == 2
+    left, right = player.columns
+    assert "full" in player.widget.children[2].children[0].children[0].value
+    player.slider.value = 1
+    assert bytes(left.image.value) == left.frames.frame(1)
+    assert bytes(right.image.value) == right.frames.frame(1)
+    player.slider.value = player.slider.max  # the shorter recording stays on its last frame
+    assert bytes(right.image.value) == right.frames.frame(len(frozen) - 1)
+    assert html.escape(right.frames.scene(len(frozen) - 1).caption) in right.caption.value
+    bundle = player._repr_mimebundle_()
+    assert bundle["text/html"].count("data:image/png;base64,") == len(full) + len(frozen)
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="needs node to run the page's script")
+def test_side_by_side_html_export_keeps_the_shorter_column_on_its_last_frame(full_and_frozen):
+    full, frozen = full_and_frozen
+    page = gradgraph.side_by_side(full, frozen, titles=("full", "frozen")).to_html()
+    assert page.count('class="gradgraph-column"') == 2 and ">frozen</div>" in page
+    out = _run_page_script(page, [len(full), len(frozen)])
+    assert out[0] == [0, 0] and out[-1] == [len(full) - 1, len(frozen) - 1]
+
+
+def test_side_by_side_needs_a_recording():
+    with pytest.raises(ValueError, match="at least one recording"):
+        gradgraph.side_by_side()
