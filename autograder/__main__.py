@@ -11,11 +11,11 @@ from pathlib import Path
 
 from sqlalchemy.exc import SQLAlchemyError
 
-from autograder.grade import GradingError, grade
-from autograder.handout import DEFAULT_HANDOUT, HandoutError, build_handout
-from autograder.release import ReleaseError, release
-from autograder.sandbox import SandboxUnavailable
-from autograder.source_check import SourceNotebookError
+from autograder.authoring.handout import DEFAULT_HANDOUT, HandoutError, build_handout
+from autograder.authoring.release import ReleaseError, release
+from autograder.authoring.source_check import SourceNotebookError
+from autograder.grading.grade import GradingError, grade
+from autograder.grading.sandbox import SandboxUnavailable
 
 
 def main(argv: list[str] | None = None) -> int:

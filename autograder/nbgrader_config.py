@@ -1,7 +1,7 @@
 """nbgrader configuration for this course: solutions/ is the source, course/ the release.
 
 nbgrader finds this file through ``JUPYTER_CONFIG_PATH=autograder`` (set by the Makefile and
-by :mod:`autograder.release`).
+by :mod:`autograder.authoring.release`).
 """
 
 from pathlib import Path

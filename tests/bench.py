@@ -21,7 +21,7 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
-from autograder.plain_nbgrader import autograde
+from autograder.authoring.plain_nbgrader import autograde
 from tests.conftest import LAYOUT, ROOT, UNITS
 
 EXECUTE_TARGET_S = 8.0

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import nbformat
 
-from autograder.grade import grade
-from autograder.plain_nbgrader import autograde
+from autograder.authoring.plain_nbgrader import autograde
+from autograder.grading.grade import grade
 from tests.conftest import LAYOUT, ROOT, UNITS, solved_learner_notebook, wrong_answer_rounds
 
 TARGET_RATIO = 1.8

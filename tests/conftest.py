@@ -10,11 +10,11 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder.grade import grade
+from autograder.authoring.plain_nbgrader import GradedNotebook, autograde
+from autograder.grading.grade import grade
+from autograder.grading.results import UnitResult
+from autograder.grading.sandbox import SandboxUnavailable, find_sandbox
 from autograder.layout import CourseLayout
-from autograder.plain_nbgrader import GradedNotebook, autograde
-from autograder.results import UnitResult
-from autograder.sandbox import SandboxUnavailable, find_sandbox
 
 ROOT = Path(__file__).resolve().parent.parent
 LAYOUT = CourseLayout(ROOT)

@@ -133,8 +133,8 @@ def nothing(*args, **kwargs):
 checks.expect_tensor.__code__ = nothing.__code__
 """
 _PATCH_RULES = """
-import autograder.rules as rules
-import autograder.evidence as evidence
+import autograder.checks.rules as rules
+import autograder.checks.evidence as evidence
 rules.judge = lambda record: None
 rules._RULES.clear()
 evidence.describe = lambda value, _depth=0: ["bool", True]

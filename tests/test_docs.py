@@ -17,7 +17,7 @@ import nbformat
 import pytest
 
 import gradgraph
-from autograder.assemble import items
+from autograder.grading.assemble import items
 from tests.conftest import LAYOUT, ROOT, UNITS
 
 DOCS = ROOT / "docs"

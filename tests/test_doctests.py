@@ -10,7 +10,7 @@ import pytest
 from tests.conftest import ROOT
 
 MODULES = sorted(
-    ".".join(path.relative_to(ROOT).with_suffix("").parts)
+    ".".join(part for part in path.relative_to(ROOT).with_suffix("").parts if part != "__init__")
     for package in ("autograder", "gradgraph")
     for path in (ROOT / package).rglob("*.py")
     if path.name not in {"nbgrader_config.py", "__main__.py"}

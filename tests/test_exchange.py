@@ -21,8 +21,8 @@ import nbformat
 import pytest
 from nbgrader.api import Gradebook
 
-from autograder.grade import grade
-from autograder.sandbox import system_mounts
+from autograder.grading.grade import grade
+from autograder.grading.sandbox import system_mounts
 from tests.conftest import LAYOUT, ROOT, solved_learner_notebook, wrong_answer_rounds
 
 pytestmark = pytest.mark.xdist_group("exchange")

@@ -15,9 +15,9 @@ import pytest
 from nbgrader.api import Gradebook
 
 from autograder.__main__ import main
-from autograder.grade import grade
-from autograder.results import GRADED, NOT_GRADABLE
-from autograder.worker_pool import Limits
+from autograder.grading.grade import grade
+from autograder.grading.results import GRADED, NOT_GRADABLE
+from autograder.grading.worker_pool import Limits
 from tests.conftest import HAS_SANDBOX, ROOT
 from tests.grading_class import FULL, UNIT, Expected, build_class, solved_learner_notebook
 

@@ -11,7 +11,7 @@ import nbformat
 import pytest
 
 from autograder.__main__ import main
-from autograder.handout import HandoutError, build_handout, find_secret
+from autograder.authoring.handout import HandoutError, build_handout, find_secret
 from tests.conftest import LAYOUT, ROOT, UNITS
 
 _TOP_FILES = ("pyproject.toml", "constraints.txt", "environment.yml", "Makefile", "README.md")
@@ -37,7 +37,7 @@ def root(tmp_path) -> Path:
     _write(root / "course/01_a/01_a.ipynb", _notebook("x = 1", "# YOUR CODE HERE"))
     _write(root / "autograder/__init__.py", '"""Checks."""\n')
     # prose that names a marker is no leak
-    _write(root / "autograder/source_check.py", 'PAIRS = {"### BEGIN SOLUTION": 1}\n')
+    _write(root / "autograder/authoring/source_check.py", 'PAIRS = {"### BEGIN SOLUTION": 1}\n')
     _write(root / "gradgraph/__init__.py", '"""Recorder."""\n')
     _write(root / "solutions/01_a/01_a.ipynb", _notebook("### BEGIN SOLUTION\nx = 1"))
     _write(root / "tests/test_a.py", "def test(): pass\n")
@@ -62,7 +62,7 @@ def test_handout_holds_the_allow_list_only(root, tmp_path):
         "autograd-course/Makefile",
         "autograd-course/README.md",
         "autograd-course/autograder/__init__.py",
-        "autograd-course/autograder/source_check.py",
+        "autograd-course/autograder/authoring/source_check.py",
         "autograd-course/constraints.txt",
         "autograd-course/course/01_a/01_a.ipynb",
         "autograd-course/environment.yml",
@@ -185,7 +185,8 @@ def test_the_real_handout_has_the_notebooks_and_no_answer_key(tmp_path):
     assert top == {"course", "autograder", "gradgraph", *_TOP_FILES, *licensed}
     notebooks = sorted(name for name in names if name.endswith(".ipynb"))
     assert notebooks == [f"autograd-course/course/{unit}/{unit}.ipynb" for unit in UNITS]
-    for needed in ("autograder/checks.py", "autograder/live.py", "gradgraph/__init__.py"):
+    checks, live = "autograder/checks/__init__.py", "autograder/checks/live.py"
+    for needed in (checks, live, "gradgraph/__init__.py"):
         assert f"autograd-course/{needed}" in names
     assert not [n for n in names if re.search(r"__pycache__|\.pyc$|egg-info|checkpoints|/\.", n)]
     answer_key = _answer_key_lines()

@@ -11,7 +11,7 @@ import zipfile
 
 import pytest
 
-from autograder.intake import (
+from autograder.grading.intake import (
     DEFAULT_FILENAME_REGEXP,
     MAX_ZIP_BYTES,
     MAX_ZIP_FILES,

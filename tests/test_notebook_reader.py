@@ -10,8 +10,8 @@ import json
 import nbformat
 import pytest
 
-from autograder.notebook_reader import MAX_NOTEBOOK_BYTES, read_learner_notebook
-from autograder.results import NotGradable
+from autograder.grading.notebook_reader import MAX_NOTEBOOK_BYTES, read_learner_notebook
+from autograder.grading.results import NotGradable
 from tests.conftest import LAYOUT
 
 NAME = "01_leaf_tensors.ipynb"

@@ -24,8 +24,8 @@ from pathlib import Path
 import pytest
 from nbgrader.api import Gradebook, MissingEntry
 
-from autograder.gradebook import record_grades
-from autograder.results import GRADED, NOT_GRADABLE, ItemInfo, ItemResult, UnitResult
+from autograder.grading.results import GRADED, NOT_GRADABLE, ItemInfo, ItemResult, UnitResult
+from autograder.reporting.gradebook import record_grades
 
 # One server for the whole module, on one xdist worker.
 pytestmark = pytest.mark.xdist_group("postgres")

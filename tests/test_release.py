@@ -11,7 +11,11 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder.source_check import SourceNotebookError, check_source_notebook, find_problems
+from autograder.authoring.source_check import (
+    SourceNotebookError,
+    check_source_notebook,
+    find_problems,
+)
 from tests.conftest import LAYOUT, ROOT, UNITS
 
 pytestmark = pytest.mark.xdist_group("release")

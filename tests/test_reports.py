@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from autograder.class_report import NO_MESSAGE, reteach, summarise, write_class_report
-from autograder.feedback import write_feedback
-from autograder.grades_csv import spreadsheet_safe, write_grades_csv
-from autograder.results import GRADED, NOT_GRADABLE, ItemInfo, ItemResult, UnitResult
+from autograder.grading.results import GRADED, NOT_GRADABLE, ItemInfo, ItemResult, UnitResult
+from autograder.reporting.class_report import NO_MESSAGE, reteach, summarise, write_class_report
+from autograder.reporting.feedback import write_feedback
+from autograder.reporting.grades_csv import spreadsheet_safe, write_grades_csv
 
 LEAF, RETAIN = "01_leaf_tensors", "02_retain_graph"
 # Notebook order puts predict_leaf first; the report must still put grads_test (fewer passes)

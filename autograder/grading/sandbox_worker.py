@@ -1,8 +1,9 @@
 """The grading worker: runs inside the sandbox, imports torch once, and runs each submission
 in a forked child that executes the cells the grader sends, one at a time.
 
-Started by :mod:`autograder.worker_pool` as ``python -m autograder.sandbox_worker``. It speaks
-JSON lines on its standard input and output; what a cell prints goes nowhere. Per submission:
+Started by :mod:`autograder.grading.worker_pool` as
+``python -m autograder.grading.sandbox_worker``. It speaks JSON lines on its standard input
+and output; what a cell prints goes nowhere. Per submission:
 
 1. the grader sends ``{"op": "job", "limits": {...}}``; the worker forks a child, which answers
    ``{"op": "started"}``;
@@ -21,7 +22,7 @@ an audit hook refuses what could reach past that (frames, the garbage collector'
 ctypes, new audit hooks, tracing, signals to other processes, subprocesses). Each test cell gets
 its own copy of the notebook's globals, so the learner's functions cannot read a hidden test's
 variables through ``globals()``. The final decision is not taken here: the grader judges the
-records again (see :mod:`autograder.rules`).
+records again (see :mod:`autograder.checks.rules`).
 
 Example (the message shapes)::
 
@@ -50,8 +51,8 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 # The grading machinery, bound before any learner code runs (a learner's later replacement of
 # these modules in sys.modules changes nothing here).
 from autograder.checks import CheckFailed, send_records_to  # noqa: E402
-from autograder.evidence import type_label  # noqa: E402
-from autograder.messages import headline  # noqa: E402
+from autograder.checks.evidence import type_label  # noqa: E402
+from autograder.checks.messages import headline  # noqa: E402
 
 _PROTECTED = ("autograder", "torch", "gradgraph", "builtins", "math", "warnings")
 _REFUSED_EVENTS = frozenset(
@@ -337,7 +338,7 @@ def _preload() -> None:
     import torch.optim  # noqa: F401
 
     import autograder.checks  # noqa: F401
-    import autograder.live  # noqa: F401
+    import autograder.checks.live  # noqa: F401
     import gradgraph  # noqa: F401
 
     torch.set_num_threads(1)

@@ -17,7 +17,7 @@ from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
-from autograder.points import format_points
+from autograder.reporting.points import format_points
 
 __all__ = ["render"]
 

@@ -7,7 +7,7 @@ self-contained HTML page with an inline SVG histogram per unit.
 
 Example::
 
-    >>> from autograder.results import GRADED, ItemInfo, ItemResult, UnitResult
+    >>> from autograder.grading.results import GRADED, ItemInfo, ItemResult, UnitResult
     >>> units = {"01_leaf_tensors": [ItemInfo("grads_test", 2.0, "Who gets .grad")]}
     >>> right = ItemResult("grads_test", 2.0, 2.0)
     >>> wrong = ItemResult("grads_test", 0.0, 2.0, failures=("`x.grad` is None.",))
@@ -28,9 +28,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autograder.atomic import write_text_atomic
-from autograder.feedback import paired_items
-from autograder.results import GRADED, ItemInfo, ItemResult, UnitResult
-from autograder.templating import render
+from autograder.grading.results import GRADED, ItemInfo, ItemResult, UnitResult
+from autograder.reporting.feedback import paired_items
+from autograder.reporting.templating import render
 
 __all__ = [
     "NO_MESSAGE",

@@ -7,7 +7,7 @@ leading apostrophe.
 Example::
 
     >>> import tempfile, pathlib
-    >>> from autograder.results import GRADED, NOT_GRADABLE, ItemResult, UnitResult
+    >>> from autograder.grading.results import GRADED, NOT_GRADABLE, ItemResult, UnitResult
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "grades.csv"
     >>> write_grades_csv(path, [
     ...     UnitResult("ada", "01_leaf_tensors", GRADED, max_score=3.0,
@@ -29,8 +29,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from autograder.atomic import write_text_atomic
-from autograder.points import format_points
-from autograder.results import GRADED, UnitResult
+from autograder.grading.results import GRADED, UnitResult
+from autograder.reporting.points import format_points
 
 __all__ = ["COLUMNS", "spreadsheet_safe", "write_grades_csv"]
 

@@ -1,14 +1,14 @@
 """Decide each item's points in the trusted grader, from plain data only.
 
 An item earns its points when its test cell finished, every check record it sent passes
-:func:`autograder.rules.judge` here (with the tolerances the instructor's solution run used),
+:func:`autograder.checks.rules.judge` here (with the tolerances the instructor's solution run used),
 and its hidden part made exactly the checks the solution's hidden part made. The last rule
 catches a submission that skips or swallows checks; the first two make a patched ``torch``,
 a forged comparison or an always-equal object in the learner's process worthless.
 
 Example::
 
-    >>> from autograder.worker_pool import CellOutcome
+    >>> from autograder.grading.worker_pool import CellOutcome
     >>> passed = {"rule": "expect", "condition": ["bool", True], "message": "m"}
     >>> reference = Reference.from_outcome(CellOutcome(0, True, records=(passed,), hidden_from=0))
     >>> check_cell(CellOutcome(0, True, records=(), hidden_from=0), reference)
@@ -23,10 +23,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from autograder.assemble import Job
-from autograder.results import ItemInfo, ItemResult
-from autograder.rules import judge
-from autograder.worker_pool import CellOutcome
+from autograder.checks.rules import judge
+from autograder.grading.assemble import Job
+from autograder.grading.results import ItemInfo, ItemResult
+from autograder.grading.worker_pool import CellOutcome
 
 __all__ = ["Reference", "check_cell", "score_items"]
 

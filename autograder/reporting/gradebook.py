@@ -8,7 +8,7 @@ other made and goes on.
 Example::
 
     >>> import tempfile
-    >>> from autograder.results import GRADED, ItemInfo, ItemResult, UnitResult
+    >>> from autograder.grading.results import GRADED, ItemInfo, ItemResult, UnitResult
     >>> url = f"sqlite:///{tempfile.mkdtemp()}/gradebook.db"
     >>> infos = {"u1": (ItemInfo("a_test", 2.0, "A"),)}
     >>> result = UnitResult("ada", "u1", GRADED, items=(ItemResult("a_test", 2.0, 2.0),),
@@ -35,7 +35,7 @@ from typing import TypeVar
 from nbgrader.api import Gradebook, InvalidEntry
 from sqlalchemy.exc import IntegrityError, ProgrammingError, SAWarning
 
-from autograder.results import GRADED, ItemInfo, UnitResult
+from autograder.grading.results import GRADED, ItemInfo, UnitResult
 
 __all__ = ["record_grades"]
 

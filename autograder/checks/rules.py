@@ -1,7 +1,7 @@
 """The checks' pass/fail rules over plain data, so that the same rule can decide twice.
 
 A check first turns what it is given into *evidence*: plain JSON data, made by
-:mod:`autograder.evidence`. :func:`judge` then decides from that data alone and returns the
+:mod:`autograder.checks.evidence`. :func:`judge` then decides from that data alone and returns the
 failure message, or ``None`` when the check passes. In the learner's kernel this gives instant
 feedback; when a class is graded, the trusted grader judges the same records again, outside the
 learner's process, where nothing the learner wrote can reach the rule.

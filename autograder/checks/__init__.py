@@ -4,10 +4,10 @@ Every check raises :class:`CheckFailed` (an ``AssertionError``) whose message na
 concept, says what was expected and what came, and gives the next step. Types are compared
 exactly before values, so a subclass or an object with a permissive ``__eq__`` never passes.
 
-Each check reads what it is given into plain evidence (:mod:`autograder.evidence`) and decides
-with a rule over that data alone (:mod:`autograder.rules`). When a class is graded, the grader
-receives every check's record through :func:`send_records_to` and judges it again in its own
-process, so the decision never rests on code running beside the learner's.
+Each check reads what it is given into plain evidence (:mod:`autograder.checks.evidence`) and
+decides with a rule over that data alone (:mod:`autograder.checks.rules`). When a class is
+graded, the grader receives every check's record through :func:`send_records_to` and judges
+it again in its own process, so the decision never rests on code running beside the learner's.
 
 Example::
 
@@ -29,10 +29,10 @@ from typing import Any
 
 import torch
 
-from autograder.evidence import describe, type_label
-from autograder.live import shows_outcome
-from autograder.messages import headline
-from autograder.rules import judge
+from autograder.checks.evidence import describe, type_label
+from autograder.checks.live import shows_outcome
+from autograder.checks.messages import headline
+from autograder.checks.rules import judge
 
 __all__ = [
     "CheckFailed",

@@ -97,7 +97,7 @@ from pathlib import Path, PurePosixPath
 from nbgrader.plugins.zipcollect import FileNameCollectorPlugin
 from nbgrader.utils import parse_utc
 
-from autograder.notebook_reader import NOTEBOOK_SUFFIX
+from autograder.grading.notebook_reader import NOTEBOOK_SUFFIX
 
 __all__ = [
     "DEFAULT_FILENAME_REGEXP",

@@ -22,8 +22,8 @@ from pathlib import Path
 
 from traitlets.config import PyFileConfigLoader
 
+from autograder.authoring.source_check import check_source_notebook
 from autograder.layout import CourseLayout
-from autograder.source_check import check_source_notebook
 
 __all__ = ["ReleaseError", "release"]
 

@@ -11,8 +11,8 @@ Example::
 
     >>> find_secret("course/01/01.ipynb", b'{"cells": [{"source": "### BEGIN HIDDEN TESTS"}]}')
     "has nbgrader's marker 'BEGIN HIDDEN TESTS' in cell 1: it is an instructor's source ..."
-    >>> find_secret("autograder/source_check.py", b'_PAIRS = {"### BEGIN SOLUTION": 1}') is None
-    True
+    >>> find_secret("autograder/authoring/source_check.py", b'_PAIRS = {"### BEGIN SOLUTION": 1}')
+    >>> # (None: prose or code that names a marker is no leak)
     >>> build_handout(root=Path("."))  # doctest: +SKIP
     PosixPath('dist/autograd-course-handout.zip')
 """
@@ -32,7 +32,7 @@ __all__ = ["DEFAULT_HANDOUT", "HANDOUT_ENTRIES", "HandoutError", "build_handout"
 
 DEFAULT_HANDOUT = Path("dist") / "autograd-course-handout.zip"
 # What a learner needs: the notebooks, the packages they import (autograder.checks and
-# autograder.live, gradgraph; whole, as they hold no secret), and how to install them.
+# autograder.checks.live, gradgraph; whole, as they hold no secret), and how to install them.
 HANDOUT_ENTRIES = (
     "course",
     "autograder",

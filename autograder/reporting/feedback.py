@@ -8,7 +8,7 @@ and what to do.
 Example::
 
     >>> import tempfile, pathlib
-    >>> from autograder.results import GRADED, ItemInfo, ItemResult, UnitResult
+    >>> from autograder.grading.results import GRADED, ItemInfo, ItemResult, UnitResult
     >>> folder = pathlib.Path(tempfile.mkdtemp())
     >>> result = UnitResult("ada", "01_leaf_tensors", GRADED, max_score=3.0, items=(
     ...     ItemResult("grads_test", 0.0, 3.0, failures=("`x.grad` is None.",)),))
@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autograder.atomic import write_text_atomic
-from autograder.results import GRADED, ItemInfo, ItemResult, UnitResult
-from autograder.templating import render
+from autograder.grading.results import GRADED, ItemInfo, ItemResult, UnitResult
+from autograder.reporting.templating import render
 
 __all__ = ["check_path_component", "item_status", "paired_items", "write_feedback"]
 

@@ -20,7 +20,7 @@ import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from autograder.messages import headline
+from autograder.checks.messages import headline
 
 __all__ = ["shows_outcome"]
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from autograder.sandbox import SandboxSettings, run_as, worker_command, worker_environment
+from autograder.grading.sandbox import SandboxSettings, run_as, worker_command, worker_environment
 
 __all__ = ["CellOutcome", "Limits", "Worker", "WorkerFailed", "run_cells"]
 

@@ -1,4 +1,4 @@
-"""Turn what a check is given into plain evidence that :mod:`autograder.rules` can judge.
+"""Turn what a check is given into plain evidence that :mod:`autograder.checks.rules` can judge.
 
 Only exact built-in types and plain tensors are read; anything else (a subclass, an object
 with a permissive ``__eq__``, a tensor subclass with ``__torch_function__``) becomes
@@ -97,7 +97,7 @@ def _is_trusted(kind: type, module: str, qualname: str) -> bool:
 
 
 def describe(value: object, _depth: int = 0) -> list[Any]:
-    """Plain evidence for ``value`` (see :mod:`autograder.rules` for its shape)."""
+    """Plain evidence for ``value`` (see :mod:`autograder.checks.rules` for its shape)."""
     kind = _type(value)
     if _depth > _MAX_DEPTH:
         return ["other", "a value nested too deeply"]

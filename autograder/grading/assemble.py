@@ -40,7 +40,7 @@ from typing import Any
 
 import nbformat
 
-from autograder.results import ItemInfo
+from autograder.grading.results import ItemInfo
 
 __all__ = ["Cell", "Job", "assemble", "items"]
 

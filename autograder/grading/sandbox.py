@@ -13,7 +13,7 @@ Example::
     >>> settings = SandboxSettings(kind="bwrap")
     >>> command = worker_command(settings, packages=[Path("/repo/autograder")])
     >>> command[:2], "--unshare-all" in command, command[-2:]
-    (['bwrap', '--die-with-parent'], True, ['-m', 'autograder.sandbox_worker'])
+    (['bwrap', '--die-with-parent'], True, ['-m', 'autograder.grading.sandbox_worker'])
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ class SandboxSettings:
 
 def worker_command(settings: SandboxSettings, *, packages: Sequence[Path]) -> list[str]:
     """The command line that starts one worker under ``settings``."""
-    python = [sys.executable, "-m", "autograder.sandbox_worker"]
+    python = [sys.executable, "-m", "autograder.grading.sandbox_worker"]
     if not settings.isolated:
         return python
     command = ["bwrap", "--die-with-parent", "--new-session", "--unshare-all", "--cap-drop", "ALL"]

@@ -22,9 +22,9 @@ Example::
     >>> read_learner_notebook(path)
     Traceback (most recent call last):
     ...
-    autograder.results.NotGradable: `01_leaf_tensors.ipynb` ends before its JSON is complete \
-(line 1, column 12): the file was cut short; open the notebook in Jupyter, save it and submit \
-it again.
+    autograder.grading.results.NotGradable: `01_leaf_tensors.ipynb` ends before its JSON is \
+complete (line 1, column 12): the file was cut short; open the notebook in Jupyter, save it \
+and submit it again.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from typing import Any
 import nbformat
 from nbformat.v4.convert import upgrade_cell
 
-from autograder.results import NotGradable
+from autograder.grading.results import NotGradable
 
 __all__ = ["MAX_NOTEBOOK_BYTES", "NOTEBOOK_SUFFIX", "read_learner_notebook"]
 

@@ -34,20 +34,20 @@ from typing import TextIO
 
 import nbformat
 
-from autograder.assemble import assemble, items
 from autograder.atomic import write_text_atomic
-from autograder.class_report import write_class_report
-from autograder.feedback import write_feedback
-from autograder.gradebook import record_grades
-from autograder.grades_csv import write_grades_csv
-from autograder.intake import Submission, collect_submissions
+from autograder.grading.assemble import assemble, items
+from autograder.grading.intake import Submission, collect_submissions
+from autograder.grading.notebook_reader import read_learner_notebook
+from autograder.grading.results import GRADED, NOT_GRADABLE, ItemInfo, NotGradable, UnitResult
+from autograder.grading.sandbox import SandboxSettings, find_sandbox
+from autograder.grading.scoring import Reference, score_items
+from autograder.grading.worker_pool import Limits, Worker, WorkerFailed, run_cells
 from autograder.layout import CourseLayout
-from autograder.nbgrader_feedback import place_feedback
-from autograder.notebook_reader import read_learner_notebook
-from autograder.results import GRADED, NOT_GRADABLE, ItemInfo, NotGradable, UnitResult
-from autograder.sandbox import SandboxSettings, find_sandbox
-from autograder.scoring import Reference, score_items
-from autograder.worker_pool import Limits, Worker, WorkerFailed, run_cells
+from autograder.reporting.class_report import write_class_report
+from autograder.reporting.feedback import write_feedback
+from autograder.reporting.gradebook import record_grades
+from autograder.reporting.grades_csv import write_grades_csv
+from autograder.reporting.nbgrader_feedback import place_feedback
 
 __all__ = ["GradingError", "format_rate", "grade"]
 

@@ -8,7 +8,7 @@ submitted notebook. This copies each graded learner's page there with those two 
 Example::
 
     >>> import tempfile
-    >>> from autograder.results import GRADED, UnitResult
+    >>> from autograder.grading.results import GRADED, UnitResult
     >>> base = Path(tempfile.mkdtemp())
     >>> submitted = base / "submitted" / "ada" / "u1"
     >>> submitted.mkdir(parents=True)
@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from autograder.atomic import write_bytes_atomic
-from autograder.results import GRADED, UnitResult
+from autograder.grading.results import GRADED, UnitResult
 
 __all__ = ["place_feedback"]
 
