@@ -25,13 +25,15 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import torch
 
 from autograder.checks.evidence import describe, type_label
 from autograder.checks.live import shows_outcome
-from autograder.checks.messages import headline
+from autograder.checks.messages import whole_message, wrapped
+from autograder.checks.predictions import read_first_predictions, reveal_prediction
 from autograder.checks.rules import judge
 
 __all__ = [
@@ -40,10 +42,12 @@ __all__ = [
     "expect",
     "expect_choice",
     "expect_equal",
+    "expect_first_prediction",
     "expect_leaf",
     "expect_mapping",
     "expect_tensor",
     "expect_type",
+    "reveal_prediction",
     "send_records_to",
     "shows_outcome",
 ]
@@ -231,6 +235,40 @@ so backward will not fill `w.grad`.
     _decide({"rule": "leaf", "name": name, "tensor": describe(tensor), "hint": hint})
 
 
+def expect_first_prediction(
+    grade_id: str, name: str, value: object, *, hint: str | None = None
+) -> None:
+    """Pass when ``value`` is the first prediction recorded for ``grade_id`` by its reveal
+    (:func:`reveal_prediction`), or when none was recorded; a prediction changed after its
+    reveal fails. The class grader judges this check against its own read of the record.
+
+    >>> import os, tempfile
+    >>> here = os.getcwd()
+    >>> os.chdir(tempfile.mkdtemp())
+    >>> expect_first_prediction("pick", "pick", "B")
+    >>> reveal_prediction("pick", "B", "A")
+    you said B; torch: A  ✗
+    0 of 1 right.
+    >>> expect_first_prediction("pick", "pick", "A")
+    Traceback (most recent call last):
+    ...
+    autograder.checks.CheckFailed: `pick` is 'A', but your first prediction, recorded when you \
+first ran its reveal cell, was 'B': a prediction changed after its reveal earns no points. This \
+item is graded on your first prediction: set `pick` back to it.
+    >>> os.chdir(here)
+    """
+    _decide(
+        {
+            "rule": "first_prediction",
+            "grade_id": grade_id,
+            "name": name,
+            "value": describe(value),
+            "first": read_first_predictions(Path.cwd()).first(grade_id),
+            "hint": hint,
+        }
+    )
+
+
 def call_learner(name: str, function: object, /, *args: Any, **kwargs: Any) -> Any:
     """Call the learner's ``function`` and turn what goes wrong into a teaching message.
 
@@ -271,14 +309,18 @@ def _call(
             )
         except Exception as error:  # the learner's code may raise anything
             return (
-                f"calling `{name}()` raised {type(error).__name__}: {headline(error)}",
+                wrapped(
+                    f"calling `{name}()` raised {type(error).__name__}: {whole_message(error)}"
+                ),
                 None,
                 None,
             )
     if caught:
         return (
-            f"calling `{name}()` gave a {caught[0].category.__name__}: "
-            f"{headline(caught[0].message)}",
+            wrapped(
+                f"calling `{name}()` gave a {caught[0].category.__name__}: "
+                f"{whole_message(caught[0].message)}"
+            ),
             "a correct answer triggers no warning here; read the warning's advice.",
             None,
         )

@@ -1,7 +1,8 @@
 """Show what torch says, live: the course's demo cells run real code and print real messages.
 
 A notebook never pastes an error or a warning; it runs the code inside :func:`shows_outcome`
-and prints what torch raised or warned, whatever the installed release says.
+and prints what torch raised or warned, whatever the installed release says: the whole
+message, advice included, wrapped to a readable width.
 
 Example::
 
@@ -9,6 +10,13 @@ Example::
     >>> with shows_outcome():
     ...     torch.zeros(2).retain_grad()
     RuntimeError: can't retain_grad on Tensor that has requires_grad=False
+    >>> with shows_outcome():
+    ...     (torch.ones(2, requires_grad=True) * 2).grad
+    UserWarning: The .grad attribute of a Tensor that is not a leaf Tensor is being
+    accessed. Its .grad attribute won't be populated during autograd.backward(). If you
+    indeed want the .grad field to be populated for a non-leaf Tensor, use .retain_grad() on
+    the non-leaf Tensor. If you access the non-leaf Tensor by mistake, make sure you access
+    the leaf Tensor instead. See github.com/pytorch/pytorch/pull/30531 for more information.
     >>> with shows_outcome():
     ...     x = 1 + 1
     (no error, no warning)
@@ -20,15 +28,15 @@ import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from autograder.checks.messages import headline
+from autograder.checks.messages import whole_message, wrapped
 
 __all__ = ["shows_outcome"]
 
 
 @contextmanager
 def shows_outcome() -> Iterator[None]:
-    """Run the block; print each warning it gave and the exception it raised (type and first
-    line), or ``(no error, no warning)``. The exception does not propagate.
+    """Run the block; print each warning it gave and the exception it raised (type and whole
+    message), or ``(no error, no warning)``. The exception does not propagate.
 
     >>> with shows_outcome():
     ...     warnings.warn("careful")
@@ -42,8 +50,8 @@ def shows_outcome() -> Iterator[None]:
         except Exception as raised:  # showing any error is the point
             error = raised
     for warning in caught:
-        print(f"{warning.category.__name__}: {headline(warning.message)}")
+        print(wrapped(f"{warning.category.__name__}: {whole_message(warning.message)}"))
     if error is not None:
-        print(f"{type(error).__name__}: {headline(error)}")
+        print(wrapped(f"{type(error).__name__}: {whole_message(error)}"))
     if error is None and not caught:
         print("(no error, no warning)")

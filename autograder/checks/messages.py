@@ -1,17 +1,60 @@
-"""Turn exceptions and warnings into the line a learner needs to read.
+"""Turn exceptions and warnings into text a learner reads: torch's whole message, wrapped.
 
->>> headline(ValueError("bad value. Try again.\\nmore detail"))
-'bad value.'
->>> headline(RuntimeError("element 0 of tensors does not require grad"))
-'element 0 of tensors does not require grad'
+Torch's messages say what went wrong and then what to do (``use .retain_grad()``,
+``Specify retain_graph=True``); the course prints all of it, wrapped to a readable width,
+leaving out only the C++ source location some warnings end with.
+
+>>> error = RuntimeError("Trying to backward through the graph a second time. Specify "
+...                      "retain_graph=True if you need to backward through it twice.")
+>>> print(wrapped(f"RuntimeError: {whole_message(error)}", width=60))
+RuntimeError: Trying to backward through the graph a second
+time. Specify retain_graph=True if you need to backward
+through it twice.
 """
 
-__all__ = ["headline"]
+from __future__ import annotations
+
+import re
+import textwrap
+
+__all__ = ["WIDTH", "whole_message", "wrapped"]
+
+WIDTH = 88
+_SOURCE_LOCATION = re.compile(r"\s*\(Triggered internally at [^\n]*?\.\)")
 
 
-def headline(message: object) -> str:
-    """The first sentence of the first line of ``str(message)``: what went wrong, not the
-    advice and references torch appends after it."""
-    line = str(message).strip().split("\n")[0]
-    sentence, stop, _ = line.partition(". ")
-    return sentence + "." if stop else line
+def whole_message(message: object) -> str:
+    """``str(message)`` without surrounding space and without the ``(Triggered internally at
+    FILE:LINE.)`` that names where in torch's C++ sources a warning was raised.
+
+    >>> whole_message(UserWarning("Use .retain_grad(). (Triggered internally at /a/T.h:4.)"))
+    'Use .retain_grad().'
+    """
+    return _SOURCE_LOCATION.sub("", str(message)).strip()
+
+
+def wrapped(text: str, width: int = WIDTH) -> str:
+    """``text`` with each of its lines wrapped to ``width`` (indentation kept; a long word, such
+    as an address, is never split).
+
+    >>> print(wrapped("one two three\\n  four five six", width=9))
+    one two
+    three
+      four
+      five
+      six
+    """
+    lines = []
+    for line in text.splitlines() or [""]:
+        indent = line[: len(line) - len(line.lstrip())]
+        lines.append(
+            textwrap.fill(
+                line,
+                width,
+                subsequent_indent=indent,
+                break_long_words=False,
+                break_on_hyphens=False,
+            )
+            or line
+        )
+    return "\n".join(lines)

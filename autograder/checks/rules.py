@@ -250,6 +250,17 @@ def _call(record: Record) -> str | None:
     return record["failure"]
 
 
+def _first_prediction(record: Record) -> str | None:
+    first, value, name = record["first"], record["value"], record["name"]
+    if first is None or _same(value, first):
+        return None
+    return (
+        f"`{name}` is {show(value)}, but your first prediction, recorded when you first ran "
+        f"its reveal cell, was {show(first)}: a prediction changed after its reveal earns no "
+        f"points. This item is graded on your first prediction: set `{name}` back to it."
+    )
+
+
 _RULES: dict[str, Callable[[Record], str | None]] = {
     "expect": _expect,
     "type": _type,
@@ -259,4 +270,5 @@ _RULES: dict[str, Callable[[Record], str | None]] = {
     "tensor": _tensor,
     "leaf": _leaf,
     "call": _call,
+    "first_prediction": _first_prediction,
 }

@@ -52,7 +52,7 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 # these modules in sys.modules changes nothing here).
 from autograder.checks import CheckFailed, send_records_to  # noqa: E402
 from autograder.checks.evidence import type_label  # noqa: E402
-from autograder.checks.messages import headline  # noqa: E402
+from autograder.checks.messages import whole_message, wrapped  # noqa: E402
 
 _PROTECTED = ("autograder", "torch", "gradgraph", "builtins", "math", "warnings")
 _REFUSED_EVENTS = frozenset(
@@ -243,8 +243,8 @@ def _install_audit_hook() -> Callable[[bool], None]:
 def _describe_error(error: BaseException) -> str:
     if type(error) is CheckFailed:
         return str(error)
-    text = headline(error) if isinstance(error, Exception) else repr(error.args)[:200]
-    return f"{type_label(type(error))}: {text}"[:2000]
+    text = whole_message(error) if isinstance(error, Exception) else repr(error.args)[:200]
+    return wrapped(f"{type_label(type(error))}: {text}")[:2000]
 
 
 class _Runner:

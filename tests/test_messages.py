@@ -1,0 +1,70 @@
+"""Torch's whole message reaches the learner, advice included, wrapped to a readable width:
+in demo cells (shows_outcome), in check failures (call_learner) and in the grader's feedback."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+
+import pytest
+import torch
+
+from autograder.checks import CheckFailed, call_learner, shows_outcome
+from autograder.checks.messages import WIDTH, whole_message
+from autograder.grading.sandbox_worker import _describe_error
+
+
+def _shown(block) -> str:
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed), shows_outcome():
+        block()
+    return printed.getvalue()
+
+
+def _non_leaf_grad():
+    return (torch.ones(2, requires_grad=True) * 2).grad
+
+
+def _backward_twice():
+    x = torch.ones(2, requires_grad=True)
+    y = (x * x).sum()
+    y.backward()
+    y.backward()
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def test_shows_outcome_prints_the_warnings_advice_and_the_errors_remedy():
+    warning = _shown(_non_leaf_grad)
+    error = _shown(_backward_twice)
+    assert "use .retain_grad() on the non-leaf Tensor" in _flat(warning)
+    assert "Specify retain_graph=True if you need to backward through the graph" in _flat(error)
+    assert "Triggered internally" not in warning
+    for text in (warning, error):
+        assert len(text.splitlines()) > 1
+        assert max(len(line) for line in text.splitlines()) <= WIDTH
+
+
+def test_a_check_failure_quotes_torchs_whole_message():
+    with pytest.raises(CheckFailed) as warned:
+        call_learner("read_grad", _non_leaf_grad)
+    with pytest.raises(CheckFailed) as raised:
+        call_learner("train", _backward_twice)
+    assert "use .retain_grad() on the non-leaf Tensor" in _flat(str(warned.value))
+    assert "read the warning's advice" in str(warned.value)
+    assert "Specify retain_graph=True" in _flat(str(raised.value))
+
+
+def test_the_grader_reports_a_cells_error_with_its_remedy():
+    with pytest.raises(RuntimeError) as raised:
+        _backward_twice()
+    described = _describe_error(raised.value)
+    assert described.startswith("RuntimeError: Trying to backward through the graph")
+    assert "Specify retain_graph=True" in _flat(described)
+
+
+def test_only_the_source_location_is_left_out():
+    message = "First. Second advice.\n  indented detail (Triggered internally at /x/y.cpp:3.)"
+    assert whole_message(ValueError(message)) == "First. Second advice.\n  indented detail"
