@@ -1,7 +1,8 @@
 """A thread-safe, append-only event log with a memory sample on every event.
 
 Hooks may fire on autograd's worker thread (CUDA backward): they only append here,
-under a lock, and never draw.
+under a lock, and never draw. Each event is stamped with the backward call it happened
+in (autograd's graph task: one per ``backward()`` or ``autograd.grad()`` call).
 
 >>> import torch
 >>> from gradgraph.eventlog import EventLog
@@ -23,8 +24,9 @@ from typing import Any
 
 import torch
 
-from .events import Event, EventKind
+from .events import BackwardCall, Event, EventKind
 from .memory import SavedMemory
+from .source import backward_target, user_source_line
 
 __all__ = ["EventLog"]
 
@@ -37,6 +39,8 @@ class EventLog:
         self._events: list[Event] = []
         self._memory = SavedMemory(device)
         self._closed = False
+        self._calls: dict[int, BackwardCall] = {}  # autograd graph task id -> call
+        self._last_call: BackwardCall | None = None
 
     def __repr__(self) -> str:
         return f"EventLog({len(self._events)} events{', closed' if self._closed else ''})"
@@ -70,6 +74,13 @@ class EventLog:
                 details["released"] = self._memory.remove(key)
                 self._append(EventKind.FREED, node, name, details)
 
+    def emit_error(self, node: int | None, name: str, details: Mapping[str, Any]) -> None:
+        """Log an error; one raised by a backward call belongs to the last call that ran."""
+        with self._lock:
+            if not self._closed:
+                call = self._last_call if details.get("op") == "backward" else None
+                self._append(EventKind.ERROR, node, name, details, call)
+
     def snapshot(self) -> tuple[Event, ...]:
         """The events so far."""
         with self._lock:
@@ -80,8 +91,26 @@ class EventLog:
         with self._lock:
             self._closed = True
 
+    def _call(self, name: str) -> BackwardCall | None:
+        """The backward call running now (None outside backward); a new one is numbered and
+        named on its first event (from the user's source line, else the event's node)."""
+        task = torch._C._current_graph_task_id()
+        if task < 0:
+            return None
+        call = self._calls.get(task)
+        if call is None:
+            loss = backward_target(user_source_line()) or name
+            call = self._calls[task] = BackwardCall(len(self._calls) + 1, loss)
+        self._last_call = call
+        return call
+
     def _append(
-        self, kind: EventKind, node: int | None, name: str, details: Mapping[str, Any]
+        self,
+        kind: EventKind,
+        node: int | None,
+        name: str,
+        details: Mapping[str, Any],
+        call: BackwardCall | None = None,
     ) -> None:
         self._events.append(
             Event(
@@ -92,5 +121,6 @@ class EventLog:
                 details=details,
                 memory=self._memory.sample(),
                 thread=threading.current_thread().name,
+                call=call if kind is EventKind.ERROR else self._call(name),
             )
         )

@@ -21,7 +21,7 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import Any
 
-__all__ = ["Event", "EventKind", "MemorySample"]
+__all__ = ["BackwardCall", "Event", "EventKind", "MemorySample"]
 
 
 class EventKind(StrEnum):
@@ -60,13 +60,24 @@ class MemorySample:
 
 
 @dataclass(frozen=True, slots=True)
+class BackwardCall:
+    """The backward call an event belongs to: its number in the recording (1, 2, ...) and
+    the name of what it differentiates (``"loss"`` from ``loss.backward()``; the root
+    node's name where the call's source line does not say)."""
+
+    number: int
+    loss: str
+
+
+@dataclass(frozen=True, slots=True)
 class Event:
     """One entry of a recording's time-ordered log.
 
     ``node`` is the recording's id of the graph node the event is about (``None`` for an
     error outside any node), ``name`` the node's display name (``grad_fn`` class name or
     the leaf's name), ``details`` the kind-specific facts (read-only mapping of plain
-    values; see ``Recording`` for the keys of each kind).
+    values; see ``Recording`` for the keys of each kind), ``call`` the backward call it
+    happened in (None outside backward).
     """
 
     index: int
@@ -76,6 +87,7 @@ class Event:
     details: Mapping[str, Any] = field(default_factory=dict)
     memory: MemorySample = MemorySample(0, None)
     thread: str = "MainThread"
+    call: BackwardCall | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "details", MappingProxyType(dict(self.details)))

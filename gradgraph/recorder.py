@@ -76,9 +76,13 @@ class Recording:
       (its storage was already held by another saved tensor, so it adds no memory);
     - ``freed``: the same facts plus ``released`` (the storage left the saved set);
     - ``backward``: ``grad_fn``; ``grad``: ``target`` (``"leaf"`` or ``"retained"``),
-      ``norm`` (of the arriving gradient), ``accumulated_norm`` (of ``.grad``, leaves);
+      ``norm`` (of the arriving gradient), ``accumulated_norm`` (of what ``.grad`` holds
+      now); logged after ``.grad`` was set and before a post-accumulate-grad hook fires;
     - ``hook``: ``target`` (``"tensor"`` or ``"module"``), ``kind``, ``hook``, ``module``;
-    - ``error``: ``op``, ``type``, ``message`` (PyTorch's own text).
+    - ``error``: ``op``, ``type``, ``message`` (PyTorch's own text), ``failed_node`` (the
+      name of the node whose backward raised it, also the event's ``node``; else None).
+
+    Every event of a backward call carries ``call`` (its number and loss name).
     """
 
     def __init__(self, device: torch.device | None = None) -> None:
@@ -142,7 +146,7 @@ class Recording:
         Inside the block a plain ``loss.backward()`` is enough; after it, use this to
         record the error too (a node hook cannot see one).
         """
-        with _errors_logged(self._log, "backward"):
+        with _errors_logged(self._log, self._watcher, "backward"):
             tensor.backward(**kwargs)
 
     def close(self) -> None:
@@ -222,15 +226,25 @@ def _close(watcher: GraphWatcher, log: EventLog) -> None:
 
 
 @contextlib.contextmanager
-def _errors_logged(log: EventLog, op: str) -> Iterator[None]:
-    """Log a RuntimeError raised in the block (once, however many of these it crosses)."""
+def _errors_logged(log: EventLog, watcher: GraphWatcher, op: str) -> Iterator[None]:
+    """Log a RuntimeError raised in the block (once, however many of these it crosses).
+
+    An error raised inside backward names the node that was running (the one that failed).
+    """
     try:
         yield
     except RuntimeError as err:
         if not getattr(err, _LOGGED, False):
             setattr(err, _LOGGED, True)
-            details = {"op": op, "type": type(err).__name__, "message": str(err)}
-            log.emit(EventKind.ERROR, None, type(err).__name__, details)
+            node = watcher.running if op == "backward" else None
+            details = {
+                "op": op,
+                "type": type(err).__name__,
+                "message": str(err),
+                "failed_node": watcher.name_of(node) if node is not None else None,
+            }
+            log.emit_error(node, type(err).__name__, details)
+        watcher.forget_running()
         raise
 
 
@@ -257,7 +271,7 @@ class _ForwardMode(TorchFunctionMode):
             return func(*args, **kwargs)
         op = name.strip("_")  # "__mul__" -> "mul"
         special = self._special.get(func)
-        with _errors_logged(self._log, op):
+        with _errors_logged(self._log, self._watcher, op):
             if special is not None:
                 return special(*args, **kwargs)
             result = func(*args, **kwargs)

@@ -34,7 +34,7 @@ class Scene:
     """Displayed-node state after event ``step``.
 
     ``present``: nodes created so far; ``ran``: how many times each ran in backward;
-    ``saved``: live saved tensors per node; ``grads``: last gradient norm per node;
+    ``saved``: live saved tensors per node; ``grads``: the norm of what ``.grad`` holds, per node;
     ``current``: the node the current event is about (None for module hooks, errors).
     """
 
@@ -70,7 +70,8 @@ def scene_at(events: Sequence[Event], graph: GraphLayout, step: int) -> Scene:
         elif e.kind is EventKind.FREED:
             scene.saved[g] -= 1  # a free always follows its save
         elif e.kind is EventKind.GRAD and g is not None:
-            scene.grads[g] = e.details["norm"]
+            held = e.details.get("accumulated_norm")
+            scene.grads[g] = held if held is not None else e.details["norm"]
     scene.saved = {g: n for g, n in scene.saved.items() if n > 0}
     scene.current = graph.group_of.get(event.node) if event.node is not None else None
     return scene

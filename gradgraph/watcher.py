@@ -97,6 +97,14 @@ class GraphWatcher:
         self._count = 0
         self._names: dict[int, str] = {}
         self._handles: list[Any] = []
+        self._retained: dict[int, list[tuple[int, weakref.ref]]] = {}  # node -> (output, tensor)
+        self._arriving: dict[int, float | None] = {}  # leaf node -> norm of the gradient arriving
+        self._running: list[int] = []  # nodes whose backward started and has not finished
+
+    @property
+    def running(self) -> int | None:
+        """The node whose backward is running now (the one that failed, after an error)."""
+        return self._running[-1] if self._running else None
 
     def __repr__(self) -> str:
         return f"GraphWatcher({self._count} nodes, {len(self._handles)} hooks)"
@@ -105,6 +113,10 @@ class GraphWatcher:
         """This recording's id for a node, or None if it has not been seen."""
         tag = node.metadata.get(_METADATA_KEY)
         return tag[1] if tag is not None and tag[0] == self._serial else None
+
+    def name_of(self, nid: int) -> str:
+        """The display name of a node this watcher logged."""
+        return self._names[nid]
 
     def tensor_node(self, t: torch.Tensor) -> tuple[int | None, str]:
         """Id and display name of the node that receives ``t``'s gradient (None: no node)."""
@@ -134,23 +146,34 @@ class GraphWatcher:
                 self._adopt(node, children, op if id(node) in root_ids else None, context)
 
     def watch_retained(self, t: torch.Tensor) -> None:
-        """Log a ``grad`` event whenever a gradient reaches ``t`` (after ``t.retain_grad()``)."""
+        """Log a ``grad`` event whenever a gradient reaches ``t`` (after ``t.retain_grad()``).
+
+        It is logged when ``t``'s node starts, after the tensor hooks and the retained
+        ``.grad`` was stored (as PyTorch orders them), so its norm is what ``t.grad`` holds.
+        """
         self.watch([t], op=None)
-        nid, name = self.tensor_node(t)
-
-        def on_grad(grad: torch.Tensor) -> None:
-            self._log.emit(EventKind.GRAD, nid, name, {"target": "retained", "norm": _norm(grad)})
-
-        self._handles.append(t.register_hook(on_grad))
+        nid, _ = self.tensor_node(t)
+        if nid is not None:
+            self._retained.setdefault(nid, []).append((t.output_nr, weakref.ref(t)))
 
     def observed_tensor_hook(self, t: torch.Tensor, hook: Callable, kind: str) -> Callable:
-        """Wrap a user's tensor hook so that each call logs a ``hook`` event first."""
+        """Wrap a user's tensor hook so that each call logs a ``hook`` event first.
+
+        The node is looked up when the hook fires (a leaf's ``AccumulateGrad`` may not
+        exist yet when the hook is registered). A post-accumulate-grad hook sees ``.grad``
+        already set, so the leaf's ``grad`` event is logged before it.
+        """
         self.watch([t], op=None)
-        nid, name = self.tensor_node(t)
+        tensor = weakref.ref(t)
         details = {"target": "tensor", "kind": kind, "hook": getattr(hook, "__name__", repr(hook))}
         log = self._log
+        after_accumulation = kind == "post-accumulate-grad hook"
 
         def observed(*args: Any) -> Any:
+            target = tensor()
+            nid, name = self.tensor_node(target) if target is not None else (None, "tensor")
+            if after_accumulation and nid is not None:
+                self._log_leaf_grad(nid, target)
             log.emit(EventKind.HOOK, nid, name, details)
             return hook(*args)
 
@@ -207,7 +230,7 @@ class GraphWatcher:
                 node.register_hook(self._on_leaf_grad(nid, name, weakref.ref(variable)))
             )
         else:
-            self._handles.append(node.register_hook(self._on_node_done()))
+            self._handles.append(node.register_hook(self._on_node_done(nid)))
             self._hook_saved(node, nid, name)
 
     def _hook_saved(self, node: Any, nid: int, name: str) -> None:
@@ -244,31 +267,54 @@ class GraphWatcher:
         log = self._log
 
         def on_backward(grad_outputs: tuple) -> None:
+            for output, tensor in self._retained.get(nid, ()):
+                t = tensor()
+                details = {
+                    "target": "retained",
+                    "norm": _norm(grad_outputs[output]),
+                    "accumulated_norm": _norm(t.grad if t is not None else None),
+                }
+                log.emit(EventKind.GRAD, nid, name, details)
+            if cls == "AccumulateGrad":
+                self._arriving[nid] = _norm(grad_outputs[0])
             log.emit(EventKind.BACKWARD, nid, name, {"grad_fn": cls})
+            self._running.append(nid)
 
         return on_backward
 
-    def _on_node_done(self) -> Callable:
+    def _finished(self, nid: int) -> None:
+        if nid in self._running:
+            self._running.remove(nid)
+
+    def _on_node_done(self, nid: int) -> Callable:
         def on_node_done(grad_inputs: tuple, grad_outputs: tuple) -> None:
+            self._finished(nid)
             self.watch(grad_inputs, op=None, during_backward=True)
 
         return on_node_done
 
+    def _log_leaf_grad(self, nid: int, leaf: torch.Tensor | None) -> None:
+        """Log the gradient that just arrived at a leaf, once, with what ``.grad`` holds now."""
+        if nid not in self._arriving:
+            return  # already logged (before a post-accumulate-grad hook)
+        details = {
+            "target": "leaf",
+            "norm": self._arriving.pop(nid),
+            "accumulated_norm": _norm(leaf.grad if leaf is not None else None),
+        }
+        self._log.emit(EventKind.GRAD, nid, self._names[nid], details)
+
     def _on_leaf_grad(self, nid: int, name: str, variable: weakref.ref) -> Callable:
         def on_leaf_grad(grad_inputs: tuple, grad_outputs: tuple) -> None:
+            self._finished(nid)
             leaf = variable()
+            self._log_leaf_grad(nid, leaf)
             accumulated = leaf.grad if leaf is not None else None
-            self._log.emit(
-                EventKind.GRAD,
-                nid,
-                name,
-                {
-                    "target": "leaf",
-                    "norm": _norm(grad_outputs[0]),
-                    "accumulated_norm": _norm(accumulated),
-                },
-            )
             if accumulated is not None and accumulated.grad_fn is not None:
                 self.watch([accumulated], op=None, during_backward=True)
 
         return on_leaf_grad
+
+    def forget_running(self) -> None:
+        """Clear the running nodes (after an error ended their backward)."""
+        self._running.clear()
