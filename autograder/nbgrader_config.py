@@ -11,3 +11,10 @@ c = get_config()  # noqa: F821 (defined by traitlets when it loads this file)
 c.CourseDirectory.root = str(Path(__file__).resolve().parent.parent)
 c.CourseDirectory.source_directory = "solutions"
 c.CourseDirectory.release_directory = "course"
+# A learner's record of first predictions (autograder.checks.predictions.RECORD_FILE) is
+# theirs: autograde never overwrites it with one that a run of the solution left in solutions/.
+c.Autograde.exclude_overwriting = {
+    unit.name: ["first_predictions.json"]
+    for unit in (Path(c.CourseDirectory.root) / "solutions").iterdir()
+    if unit.is_dir()
+}

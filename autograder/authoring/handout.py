@@ -27,6 +27,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from autograder.atomic import write_bytes_atomic
+from autograder.checks.predictions import RECORD_FILE
 
 __all__ = ["DEFAULT_HANDOUT", "HANDOUT_ENTRIES", "HandoutError", "build_handout", "find_secret"]
 
@@ -131,8 +132,14 @@ def _files(root: Path, path: Path) -> Iterator[tuple[str, bytes]]:
 
 
 def _skipped(name: str) -> bool:
-    """Caches, checkpoints, build metadata and hidden files (editor and atomic-write leftovers)."""
-    return name in _SKIPPED_FOLDERS or name.startswith(".") or name.endswith(_SKIPPED_SUFFIXES)
+    """Caches, checkpoints, build metadata, hidden files (editor and atomic-write leftovers) and
+    the record of first predictions a run of a notebook left (it may hold the answers)."""
+    return (
+        name in _SKIPPED_FOLDERS
+        or name.startswith(".")
+        or name.endswith(_SKIPPED_SUFFIXES)
+        or name == RECORD_FILE
+    )
 
 
 def _strings(value: object) -> Iterator[str]:

@@ -20,7 +20,7 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -69,8 +69,11 @@ def autograde(
     submissions: Mapping[str, Path | nbformat.NotebookNode],
     workdir: Path,
     timeout: int = 60,
+    beside: Mapping[str, Sequence[Path]] | None = None,
 ) -> dict[str, GradedNotebook]:
-    """Grade ``submissions`` (learner id -> notebook file or object) of one ``unit``.
+    """Grade ``submissions`` (learner id -> notebook file or object) of one ``unit``;
+    ``beside`` (learner id -> files) is copied next to that learner's notebook, as nbgrader's
+    submit carries the assignment folder (the record of first predictions, say).
 
     Runs ``nbgrader generate_assignment`` on the unit's source notebook, then one
     ``nbgrader autograde`` over every submission, in ``workdir`` (emptied first).
@@ -88,6 +91,8 @@ def autograde(
             shutil.copyfile(notebook, target)
         else:
             nbformat.write(notebook, target)
+        for extra in (beside or {}).get(learner, ()):
+            shutil.copyfile(extra, target.parent / extra.name)
 
     common = [f"--CourseDirectory.root={workdir}", f"--ExecutePreprocessor.timeout={timeout}"]
     _nbgrader(["generate_assignment", unit, "--force", *common], workdir)

@@ -23,6 +23,7 @@ from pathlib import Path
 from traitlets.config import PyFileConfigLoader
 
 from autograder.authoring.source_check import check_source_notebook
+from autograder.checks.predictions import RECORD_FILE
 from autograder.layout import CourseLayout
 
 __all__ = ["ReleaseError", "release"]
@@ -76,9 +77,16 @@ def _generate(layout: CourseLayout, unit: str, destination: Path) -> None:
 
 
 def _tree(folder: Path) -> set[Path]:
+    """The files under ``folder``, less the records of first predictions that running a
+    notebook writes beside it: never released (one left in solutions/ holds the answers), never
+    removed from course/ (one there is a learner's)."""
     if not folder.is_dir():
         return set()
-    return {path.relative_to(folder) for path in folder.rglob("*") if path.is_file()}
+    return {
+        path.relative_to(folder)
+        for path in folder.rglob("*")
+        if path.is_file() and path.name != RECORD_FILE
+    }
 
 
 def _differences(generated: Path, course: Path) -> list[Path]:

@@ -75,6 +75,10 @@ class FirstPredictions:
     predictions: Mapping[str, Evidence] | None = None
     problems: tuple[str, ...] = ()
 
+    def files(self) -> dict[str, str]:
+        """The file to place beside the notebook where it runs: the record as it was read."""
+        return {} if self.text is None else {RECORD_FILE: self.text}
+
     def first(self, grade_id: object) -> Evidence | None:
         """The recorded first prediction for ``grade_id``, or ``None`` when there is none."""
         return (self.predictions or {}).get(grade_id) if isinstance(grade_id, str) else None

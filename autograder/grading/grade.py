@@ -27,7 +27,7 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 from typing import TextIO
@@ -35,13 +35,18 @@ from typing import TextIO
 import nbformat
 
 from autograder.atomic import write_text_atomic
+from autograder.checks.predictions import (
+    FirstPredictions,
+    bind_first_prediction,
+    read_first_predictions,
+)
 from autograder.grading.assemble import assemble, items
 from autograder.grading.intake import Submission, collect_submissions
 from autograder.grading.notebook_reader import read_learner_notebook
 from autograder.grading.results import GRADED, NOT_GRADABLE, ItemInfo, NotGradable, UnitResult
 from autograder.grading.sandbox import SandboxSettings, find_sandbox
 from autograder.grading.scoring import Reference, score_items
-from autograder.grading.worker_pool import Limits, Worker, WorkerFailed, run_cells
+from autograder.grading.worker_pool import CellOutcome, Limits, Worker, WorkerFailed, run_cells
 from autograder.layout import CourseLayout
 from autograder.reporting.class_report import write_class_report
 from autograder.reporting.feedback import write_feedback
@@ -135,10 +140,12 @@ def _grade_one(
         learner = read_learner_notebook(submission.notebook)
     except NotGradable as reason:
         return UnitResult(status=NOT_GRADABLE, reason=str(reason), **base)
+    firsts = read_first_predictions(submission.notebook.parent)
     try:
         job = assemble(unit.source, learner)
-        outcomes = run_cells(worker, [cell.message() for cell in job.cells], limits)
-        scored = score_items(unit.infos, job, outcomes, references)
+        cells = [cell.message() for cell in job.cells]
+        outcomes = run_cells(worker, cells, limits, files=firsts.files())
+        scored = score_items(unit.infos, job, _bound_to(firsts, outcomes), references)
     except WorkerFailed:
         raise
     except Exception as error:  # one notebook the grader cannot handle must not stop the class
@@ -147,7 +154,19 @@ def _grade_one(
             "the instructor should report it"
         )
         return UnitResult(status=NOT_GRADABLE, reason=reason, **base)
-    return UnitResult(status=GRADED, items=scored, **{**base, "notes": base["notes"] + job.notes})
+    notes = base["notes"] + job.notes + firsts.problems
+    return UnitResult(status=GRADED, items=scored, **{**base, "notes": notes})
+
+
+def _bound_to(firsts: FirstPredictions, outcomes: dict[int, CellOutcome]) -> dict[int, CellOutcome]:
+    """The outcomes with every first-prediction check judged against the grader's own read of
+    the record, so that a record rewritten while the notebook ran changes nothing."""
+    return {
+        index: replace(
+            outcome, records=tuple(bind_first_prediction(r, firsts) for r in outcome.records)
+        )
+        for index, outcome in outcomes.items()
+    }
 
 
 def _cache_key(submission: Submission, unit: _Unit | None, settings: SandboxSettings) -> str:
@@ -155,6 +174,8 @@ def _cache_key(submission: Submission, unit: _Unit | None, settings: SandboxSett
     digest.update(json.dumps([submission.problem, submission.notes]).encode())
     if submission.notebook is not None:
         digest.update(submission.notebook.read_bytes())
+        firsts = read_first_predictions(submission.notebook.parent)
+        digest.update(json.dumps([firsts.text, firsts.problems]).encode())
     digest.update(unit.digest.encode() if unit else b"no unit")
     return digest.hexdigest()
 

@@ -6,7 +6,8 @@ on what did not. It never modifies the source, and one learner's odd upload neve
 class: only a zip that cannot be read at all raises ``ValueError``.
 
 **A folder** in nbgrader's ``submitted/`` layout, ``STUDENT/UNIT/UNIT.ipynb`` (nbgrader's
-``timestamp.txt`` and ``submission_secret.txt`` beside the notebook are expected):
+``timestamp.txt`` and ``submission_secret.txt`` beside the notebook are expected, and so is
+``first_predictions.json``, the record of first predictions the notebook keeps there):
 
 - A unit folder's one notebook is graded, with a note if it is not named ``UNIT.ipynb``. With
   several, ``UNIT.ipynb`` is graded and the others noted as ignored; if none is named so, the
@@ -97,6 +98,7 @@ from pathlib import Path, PurePosixPath
 from nbgrader.plugins.zipcollect import FileNameCollectorPlugin
 from nbgrader.utils import parse_utc
 
+from autograder.checks.predictions import RECORD_FILE
 from autograder.grading.notebook_reader import NOTEBOOK_SUFFIX
 
 __all__ = [
@@ -130,8 +132,9 @@ DEFAULT_FILENAME_REGEXP = r"""(?x)
 _COLLECTOR_LOG = logging.getLogger(f"{__name__}.collector")
 _COLLECTOR_LOG.addHandler(logging.NullHandler())
 _COLLECTOR_LOG.propagate = False
-# What nbgrader's own collect puts beside each notebook: expected, never noted as extra.
-_NBGRADER_FILES = frozenset({"timestamp.txt", "submission_secret.txt"})
+# What nbgrader's own collect puts beside each notebook, and the record of first predictions
+# the notebook writes there: expected, never noted as extra.
+_EXPECTED_FILES = frozenset({"timestamp.txt", "submission_secret.txt", RECORD_FILE})
 _EXTRACTED = "extracted"
 _EXTRACTING = ".extracting"
 _MACOS_FOLDER = "__MACOSX"
@@ -310,7 +313,7 @@ def _collect_unit(
     ignored = [
         entry.name + ("/" if entry.is_dir() else "")
         for entry in entries
-        if entry not in notebooks and (entry.name not in _NBGRADER_FILES or entry.is_symlink())
+        if entry not in notebooks and (entry.name not in _EXPECTED_FILES or entry.is_symlink())
     ]
     notes = [f"ignored {_names(ignored)}: {_ONLY_NOTEBOOK}"] if ignored else []
     if not notebooks and beside is not None:
@@ -594,7 +597,7 @@ def _extra_file(path: str, pattern: re.Pattern[str]) -> list[tuple[str, str | No
         return []
     file_id = PurePosixPath(match["file_id"])
     unit = file_id.parts[-2] if len(file_id.parts) > 1 else None
-    if unit is not None and file_id.name in _NBGRADER_FILES:
+    if unit is not None and file_id.name in _EXPECTED_FILES:
         return []
     return [(match["student_id"], unit, file_id.name)]
 

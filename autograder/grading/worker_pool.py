@@ -22,7 +22,7 @@ import selectors
 import signal
 import subprocess
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -152,16 +152,20 @@ class Worker:
         return True
 
     def run_job(
-        self, cells: Sequence[dict[str, Any]], limits: Limits
+        self,
+        cells: Sequence[dict[str, Any]],
+        limits: Limits,
+        files: Mapping[str, str] | None = None,
     ) -> tuple[list[CellOutcome], int | None, str | None]:
-        """Run ``cells`` as one submission. Returns the outcomes of the cells that finished,
-        and, when the job stopped early, the index of the cell that stopped it and why."""
+        """Run ``cells`` as one submission, with ``files`` (name -> text) beside the notebook.
+        Returns the outcomes of the cells that finished, and, when the job stopped early, the
+        index of the cell that stopped it and why."""
         if self._process is None or self._process.poll() is not None:
             self._start()
         assert self._reader is not None
         end = time.monotonic() + limits.notebook_seconds
         outcomes: list[CellOutcome] = []
-        if not self._send({"op": "job", "limits": limits.for_child()}):
+        if not self._send({"op": "job", "limits": limits.for_child(), "files": dict(files or {})}):
             return self._broken(outcomes, cells[0]["index"], "the grading worker stopped")
         started = self._reader.line(time.monotonic() + 60)
         if started is None or started.get("op") != "started":
@@ -220,17 +224,23 @@ def _outcome(index: int, reply: dict[str, Any]) -> CellOutcome:
 
 
 def run_cells(
-    worker: Worker, cells: Sequence[dict[str, Any]], limits: Limits, *, attempts: int = 4
+    worker: Worker,
+    cells: Sequence[dict[str, Any]],
+    limits: Limits,
+    *,
+    attempts: int = 4,
+    files: Mapping[str, str] | None = None,
 ) -> dict[int, CellOutcome]:
-    """Run a submission's cells; a cell that stops the worker is left out of a new run (at most
-    ``attempts`` runs) and reported as failed with the reason."""
+    """Run a submission's cells, with ``files`` beside the notebook; a cell that stops the
+    worker is left out of a new run (at most ``attempts`` runs) and reported as failed with the
+    reason."""
     skipped: dict[int, str] = {}
     outcomes: list[CellOutcome] = []
     for _ in range(attempts):
         remaining = [cell for cell in cells if cell["index"] not in skipped]
         if not remaining:
             break
-        outcomes, stopped_at, why = worker.run_job(remaining, limits)
+        outcomes, stopped_at, why = worker.run_job(remaining, limits, files)
         if stopped_at is None:
             break
         skipped[stopped_at] = why or "this cell stopped the grader"
