@@ -234,11 +234,178 @@ _NETWORK = """
 import socket
 socket.create_connection(("93.184.216.34", 80), timeout=3)
 """
+# Issue 13: class-level patches of library types, which a restore of module namespaces alone
+# does not undo, change how the test's own expected values are computed.
+_PATCH_TENSOR_CLASS = """
+import torch
+torch.Tensor.__sub__ = lambda self, other: torch.zeros_like(self)
+torch.Tensor.__rsub__ = lambda self, other: torch.zeros_like(self)
+torch.Tensor.__mul__ = lambda self, other: torch.zeros_like(self)
+torch.Tensor.clone = lambda self, *a, **k: torch.zeros_like(self)
+torch._C.TensorBase.tolist = lambda self: [0.0]
+torch._C.TensorBase.add_ = lambda self, other, **k: self
+"""
+_PATCH_MODULE_CLASSES = """
+import torch
+from torch import nn
+nn.Linear.forward = lambda self, x: x.new_zeros(*x.shape[:-1], self.out_features)
+nn.Module.parameters = lambda self, recurse=True: iter(())
+nn.Parameter.__repr__ = lambda self: "tensor([0.])"
+torch.optim.SGD.step = lambda self, closure=None: None
+torch.optim.Optimizer.zero_grad = lambda self, set_to_none=True: None
+"""
+# The standard-library modules the worker talks to the grader with.
+_PATCH_JSON_OUT = """
+import json, json.encoder
+_real_dumps = json.dumps
+def _forged(message, *args, **kwargs):
+    if isinstance(message, dict) and message.get("op") == "done":
+        message = {**message, "ok": True, "error": None, "records": [], "voided": []}
+    return _real_dumps(message, *args, **kwargs)
+json.dumps = _forged
+json.encoder.JSONEncoder.encode = lambda self, o: _forged(o)
+"""
+_PATCH_JSON_IN = """
+import json, json.decoder
+_real_loads = json.loads
+def _without_tests(text, *args, **kwargs):
+    message = _real_loads(text, *args, **kwargs)
+    if isinstance(message, dict) and message.get("origin") == "test":
+        message = {**message, "hidden": ""}
+    return message
+json.loads = _without_tests
+json.decoder.JSONDecoder.decode = lambda self, s, *a, **k: _without_tests(s)
+"""
+_PATCH_OS_IO = """
+import io, os, struct, pickle, codecs
+_real_write = os.write
+def _rewrite(descriptor, data):
+    data = bytes(data).replace(b'"ok": false', b'"ok": true').replace(b'"voided": ["', b'"x": ["')
+    return _real_write(descriptor, data)
+os.write = _rewrite
+_real_read = os.read
+os.read = lambda descriptor, size: _real_read(descriptor, size).replace(b"expect", b"print")
+io.open = lambda *args, **kwargs: io.BytesIO()
+struct.pack = lambda *args: b""
+pickle.dumps = lambda *args, **kwargs: b""
+codecs.encode = lambda *args, **kwargs: b""
+"""
+_PATCH_WORKER = """
+import sys, __main__
+import autograder.grading.runner as runner, autograder.grading.channel as channel
+import autograder.grading.guard as guard
+runner.reply = lambda index, nonce, *rest: {"op": "done", "index": index, "nonce": nonce,
+    "ok": True, "error": None, "records": [], "voided": [], "put_back": []}
+runner.describe_error = lambda error: None
+runner.send_records_to = lambda sink, **kwargs: __import__("contextlib").nullcontext()
+channel.encode = lambda message: b""
+guard.take_snapshot = lambda: (lambda: [])
+vars(__main__).update(make_runner=None, main=None)
+for name in list(sys.modules):
+    if name.startswith("autograder.grading"):
+        sys.modules[name] = None
+"""
+# Learner code that runs after the guard could be off: finalizers, weakref callbacks, atexit.
+_FINALIZER = """
+import autograder.checks as checks, autograder.checks.rules as rules
+class _Later:
+    def __del__(self):
+        checks.judge = rules.judge = lambda record: None
+        checks.describe = lambda value, _depth=0: ["bool", True]
+_cycle = _Later()
+_cycle.me = _cycle
+del _cycle
+import gc
+gc.collect()
+"""
+_WEAKREF_CALLBACK = """
+import weakref, torch
+import autograder.checks as checks
+class _Box:
+    pass
+def _forge(_):
+    checks._decide = lambda record: None
+    torch.Tensor.__eq__ = lambda self, other: True
+_box = _Box()
+_keep = weakref.ref(_box, _forge)
+_finalizer = weakref.finalize(torch.zeros(1), _forge, None)
+del _box
+"""
+_ATEXIT = """
+import atexit, json, os
+def _forge():
+    for index in range(100):
+        line = json.dumps({"op": "done", "index": index, "nonce": "0" * 32, "ok": True,
+                           "error": None, "records": [], "voided": []}) + "\\n"
+        for descriptor in range(3, 20):
+            try:
+                os.write(descriptor, line.encode())
+            except OSError:
+                pass
+atexit.register(_forge)
+"""
+_THREAD = """
+import threading, time
+import autograder.checks as checks, autograder.checks.rules as rules
+def _keep_patching():
+    while True:
+        checks._decide = lambda record: None
+        rules.judge = lambda record: None
+        time.sleep(0.001)
+threading.Thread(target=_keep_patching, daemon=True).start()
+"""
+# Learner functions that tamper while a test calls them.
+_TAMPER_WHEN_CALLED = """
+def classify(tensors):
+    import torch
+    import autograder.checks as checks, autograder.checks.evidence as evidence
+    checks._decide = lambda record: None
+    evidence.describe = lambda value, _depth=0: ["bool", True]
+    torch.Tensor.__eq__ = lambda self, other: True
+    return {name: "leaf" for name in tensors}
+"""
+_REWRITE_RECORDS = """
+def classify(tensors):
+    import autograder.checks as checks
+    for sink, _ in list(checks._record_sinks):
+        for record in getattr(sink, "__self__", []):
+            record.update(condition=["bool", True], failure=None)
+            record["actual"] = record.get("expected", record.get("actual"))
+    checks._record_sinks.clear()
+    return {name: "leaf" for name in tensors}
+"""
+# Honest scratch work that draws random numbers between the exercises.
+_SCRATCH_RANDOM = """
+import random
+import torch
+from torch import nn
+noise = torch.randn(1000)
+layer = nn.Linear(7, 5)
+coin = random.random()
+print(noise.mean(), layer.weight.sum(), coin)
+"""
 _LOOP_AND_MEMORY = ["while True:\n    pass", "hog = bytearray(64 * 2**30)"]
 _FORK_AND_OUTPUT = [
     "import os\nwhile True:\n    os.fork()",
     "print('x' * 10**8)\nopen('big.bin', 'wb').write(b'x' * 2**30)",
 ]
+
+
+# The attacks of issue 13: each must also be listed in the class report, for a person to look.
+REVIEWED = (
+    "attack-patch-tensor-class",
+    "attack-patch-module-classes",
+    "attack-patch-json-out",
+    "attack-patch-json-in",
+    "attack-patch-os-io",
+    "attack-patch-worker",
+    "attack-finalizer",
+    "attack-weakref-callback",
+    "attack-atexit",
+    "attack-thread",
+    "attack-tamper-when-called",
+    "attack-rewrite-records",
+)
 
 
 def _write(folder: Path, student: str, notebook, name: str | None = None) -> Path:
@@ -283,6 +450,16 @@ def build_class(folder: Path, *, out: Path) -> dict[str, Expected]:
         ("attack-network", [_NETWORK], _blank(), 0),
         ("attack-loop-and-memory", _LOOP_AND_MEMORY, _solved(), FULL),
         ("attack-fork-and-output", _FORK_AND_OUTPUT, _solved(), FULL),
+        ("attack-patch-tensor-class", [_PATCH_TENSOR_CLASS], _wrong(), WRONG),
+        ("attack-patch-module-classes", [_PATCH_MODULE_CLASSES], _wrong(), WRONG),
+        ("attack-patch-json-out", [_PATCH_JSON_OUT], _blank(), 0),
+        ("attack-patch-json-in", [_PATCH_JSON_IN], _wrong(), WRONG),
+        ("attack-patch-os-io", [_PATCH_OS_IO], _blank(), 0),
+        ("attack-patch-worker", [_PATCH_WORKER], _blank(), 0),
+        ("attack-finalizer", [_FINALIZER], _wrong(), WRONG),
+        ("attack-weakref-callback", [_WEAKREF_CALLBACK], _wrong(), WRONG),
+        ("attack-atexit", [_ATEXIT], _blank(), 0),
+        ("attack-thread", [_THREAD], _blank(), 0),
     ]:
         at = len(base.cells) if score == FULL else 1
         add(student, _with_cells(base, *cells, at=at), Expected(score))
@@ -303,6 +480,16 @@ def build_class(folder: Path, *, out: Path) -> dict[str, Expected]:
         Expected(0),
     )
     add("attack-torch-function", _with_answer(_blank(), "snapshot", _TORCH_FUNCTION), Expected(0))
+    for student, code in [
+        ("attack-tamper-when-called", _TAMPER_WHEN_CALLED),
+        ("attack-rewrite-records", _REWRITE_RECORDS),
+    ]:
+        tampering = _with_answer(_solved(), "classify", code)
+        add(student, tampering, Expected(FULL - points["classify_test"]))
+    scratch = _solved()
+    for at in range(len(scratch.cells), 0, -4):
+        scratch.cells.insert(at, nbformat.v4.new_code_cell(_SCRATCH_RANDOM))
+    add("honest-scratch-random", scratch, Expected(FULL))
     add(
         "attack-frames",
         _with_answer(_solved(), "classify", _FRAMES),

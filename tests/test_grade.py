@@ -19,7 +19,14 @@ from autograder.grading.grade import grade
 from autograder.grading.results import GRADED, NOT_GRADABLE
 from autograder.grading.worker_pool import Limits
 from tests.conftest import HAS_SANDBOX, ROOT
-from tests.grading_class import FULL, UNIT, Expected, build_class, solved_learner_notebook
+from tests.grading_class import (
+    FULL,
+    REVIEWED,
+    UNIT,
+    Expected,
+    build_class,
+    solved_learner_notebook,
+)
 
 pytestmark = [
     pytest.mark.xdist_group("class-grading"),
@@ -78,6 +85,18 @@ def test_the_class_holds_every_kind_of_attack_and_bad_input(graded_class):
     kinds = {student.split("-")[0] for student in graded_class["expected"]}
     assert kinds == {"honest", "attack", "bad", "odd"}
     assert len(graded_class["expected"]) >= 40
+
+
+def test_attacks_on_the_grading_machinery_are_listed_for_review(graded_class):
+    """Issue 13: each attack on the worker, the checks or torch's classes is quoted in the
+    report's review list; the honest notebooks are not."""
+    results = graded_class["results"]
+    assert [s for s in REVIEWED if not results[s].review] == []
+    assert [s for s in results if s.startswith("honest") and results[s].review] == []
+    report = (graded_class["out"] / "report.html").read_text(encoding="utf-8")
+    review = report[report.index("For review") :]
+    assert all(student in review for student in REVIEWED)
+    assert "honest-solved" not in review
 
 
 def test_submissions_are_never_modified(graded_class):

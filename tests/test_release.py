@@ -139,3 +139,27 @@ def test_source_check_accepts_every_unit_and_rejects_unreadable_files(tmp_path):
     broken.write_text("{not json", encoding="utf-8")
     with pytest.raises(SourceNotebookError, match="broken.ipynb: not a readable notebook"):
         check_source_notebook(broken)
+
+
+def _unseeded_test(notebook):
+    test = next(c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade"))
+    test.source = "import time\nfrom autograder.checks import expect\n" + test.source
+    test.source += '\nexpect(True, f"drawn at {time.time_ns()}")'
+    return test.metadata["nbgrader"]["grade_id"]
+
+
+def test_release_refuses_a_test_cell_whose_solution_run_is_not_reproducible(tmp_path):
+    """Issue 13: learners are judged against the solution's run, so the release runs each
+    solution twice in the grader and names the test cell whose records differ."""
+    root = _course_copy(tmp_path)
+    grade_ids = []
+    _edit_source(root, lambda notebook: grade_ids.append(_unseeded_test(notebook)))
+    result = subprocess.run(
+        [sys.executable, "-m", "autograder", "release", "--check", "--root", str(root)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 1
+    assert f"{grade_ids[0]} (cell " in result.stderr
+    assert "differs between two runs" in result.stderr

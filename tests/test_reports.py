@@ -360,3 +360,24 @@ def test_report_cuts_a_huge_failure_line(tmp_path):
     [leaf, _] = summarise(results, UNITS)
     [(message, count)] = leaf.items[0].top_failures
     assert (message, len(message), count) == ("x" * 199 + "…", 200, 1)
+
+
+def test_report_lists_submissions_to_review_and_checks_judged_inside(tmp_path):
+    flagged = UnitResult(
+        "eve",
+        LEAF,
+        GRADED,
+        items=(
+            ItemResult("grads_test", 0.0, 3.0, failures=("voided",)),
+            ItemResult("predict_leaf", 2.0, 2.0),
+        ),
+        review=("cell 3: torch.Tensor.__sub__ = lambda a, b: a",),
+    )
+    path = tmp_path / "report.html"
+    judged = {f"{LEAF} grads_test": ["x.grad"]}
+    write_class_report(path, [*CLASS, flagged], UNITS, sandboxed=True, judged_inside=judged)
+    text = _page(path).text
+    review = text[text.index("For review") :]
+    assert "eve" in review and "torch.Tensor.__sub__ = lambda a, b: a" in review
+    assert "ada" not in review
+    assert f"{LEAF} grads_test: x.grad" in text[text.index("judged inside") :]

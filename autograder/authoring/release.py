@@ -1,8 +1,10 @@
 """Generate the learner notebooks in course/ from the source notebooks in solutions/.
 
 nbgrader does the conversion (solutions cleared, hidden tests removed, cells locked and
-checksummed); this module checks the sources first, generates into a scratch folder and only
-then replaces course/ file by file with atomic renames, so an error leaves course/ untouched.
+checksummed); this module checks the sources first (their form, then that each solution run
+twice in the grader makes the same check records: :mod:`autograder.authoring.reproducible`),
+generates into a scratch folder and only then replaces course/ file by file with atomic
+renames, so an error leaves course/ untouched.
 
 Example::
 
@@ -22,6 +24,7 @@ from pathlib import Path
 
 from traitlets.config import PyFileConfigLoader
 
+from autograder.authoring.reproducible import NotReproducible, check_reproducible
 from autograder.authoring.source_check import check_source_notebook
 from autograder.checks.predictions import RECORD_FILE
 from autograder.layout import CourseLayout
@@ -33,17 +36,23 @@ class ReleaseError(RuntimeError):
     """nbgrader could not generate a unit; the message says which and why."""
 
 
-def release(*, root: Path, check: bool = False) -> list[Path]:
+def release(*, root: Path, check: bool = False, reproducible: bool = True) -> list[Path]:
     """Regenerate ``course/`` from ``solutions/`` under ``root``.
 
     With ``check=True`` nothing is written: the return value lists the files of ``course/``
     that differ from what would be generated (empty when course/ is up to date). Otherwise
-    the return value lists the files written or removed.
+    the return value lists the files written or removed. ``reproducible=False`` skips running
+    the solutions (for a tree without the grader's packages).
     """
     layout = CourseLayout(root.resolve())
     units = layout.units()
     for unit in units:
         check_source_notebook(layout.source_notebook(unit))
+    if reproducible:
+        try:
+            check_reproducible(layout, units)
+        except NotReproducible as problem:
+            raise ReleaseError(str(problem)) from problem
     with tempfile.TemporaryDirectory(prefix=".release-", dir=layout.root) as scratch:
         generated = Path(scratch)
         for unit in units:

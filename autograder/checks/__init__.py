@@ -6,8 +6,12 @@ exactly before values, so a subclass or an object with a permissive ``__eq__`` n
 
 Each check reads what it is given into plain evidence (:mod:`autograder.checks.evidence`) and
 decides with a rule over that data alone (:mod:`autograder.checks.rules`). When a class is
-graded, the grader receives every check's record through :func:`send_records_to` and judges
-it again in its own process, so the decision never rests on code running beside the learner's.
+graded, the grader receives every check's record through :func:`send_records_to`, without the
+expected values the learner's process computed, and judges it in its own process against the
+same check of the solution's run (:mod:`autograder.grading.scoring`). A check whose right
+answer may legitimately differ from the solution's says so (``answer_may_differ=True``); it
+keeps its own expected value, and the class report lists it as judged inside the learner's
+process.
 
 Example::
 
@@ -53,8 +57,17 @@ __all__ = [
 ]
 
 Record = dict[str, Any]
-_record_sinks: list[Callable[[Record], None]] = []
+_record_sinks: list[tuple[Callable[[Record], None], bool]] = []
 _callable = callable
+# What each rule's record holds that the test computed as the right answer: in a learner's run
+# the grader takes these from the solution's run of the same check instead.
+EXPECTED_FIELDS = {
+    "type": ("expected",),
+    "equal": ("expected",),
+    "choice": ("choices",),
+    "mapping": ("keys",),
+    "tensor": ("expected", "rtol", "atol"),
+}
 
 
 class CheckFailed(AssertionError):
@@ -62,25 +75,31 @@ class CheckFailed(AssertionError):
 
 
 @contextmanager
-def send_records_to(sink: Callable[[Record], None]) -> Iterator[None]:
-    """Pass every check's record to ``sink`` (the class grader's channel) while inside.
+def send_records_to(sink: Callable[[Record], None], *, expected: bool = True) -> Iterator[None]:
+    """Pass every check's record to ``sink`` (the class grader's channel) while inside; with
+    ``expected=False`` (a learner's run) a copy without the fields of ``EXPECTED_FIELDS``,
+    unless the check says its answer may differ.
 
     >>> seen = []
-    >>> with send_records_to(seen.append):
+    >>> with send_records_to(seen.append, expected=False):
     ...     expect(True, "never shown")
-    >>> seen
-    [{'rule': 'expect', 'condition': ['bool', True], 'message': 'never shown', 'hint': None}]
+    ...     expect_equal("n", 2, 2)
+    >>> seen  # doctest: +NORMALIZE_WHITESPACE
+    [{'rule': 'expect', 'condition': ['bool', True], 'message': 'never shown', 'hint': None},
+     {'rule': 'equal', 'name': 'n', 'actual': ['int', 2], 'hint': None}]
     """
-    _record_sinks.append(sink)
+    entry = (sink, expected)
+    _record_sinks.append(entry)
     try:
         yield
     finally:
-        _record_sinks.remove(sink)
+        _record_sinks.remove(entry)
 
 
 def _decide(record: Record) -> None:
-    for sink in _record_sinks:
-        sink(record)
+    hidden = () if record.get("may_differ") else EXPECTED_FIELDS.get(record["rule"], ())
+    for sink, expected in _record_sinks:
+        sink(record if expected else {k: v for k, v in record.items() if k not in hidden})
     message = judge(record)
     if message is not None:
         raise CheckFailed(message)
@@ -119,9 +138,16 @@ def expect_type(name: str, value: object, expected: type, *, hint: str | None = 
     )
 
 
-def expect_equal(name: str, actual: object, expected: object, *, hint: str | None = None) -> None:
+def expect_equal(
+    name: str,
+    actual: object,
+    expected: object,
+    *,
+    hint: str | None = None,
+    answer_may_differ: bool = False,
+) -> None:
     """Pass when ``actual`` has exactly the type of ``expected`` and the same value (floats to
-    a relative 1e-9).
+    a relative 1e-9). ``answer_may_differ``: see the module's description.
 
     >>> expect_equal("answer", False, False)
     >>> expect_equal("answer", 0, False)
@@ -130,13 +156,16 @@ def expect_equal(name: str, actual: object, expected: object, *, hint: str | Non
     autograder.checks.CheckFailed: `answer` should be of type bool, but it is of type int.
     """
     _decide(
-        {
-            "rule": "equal",
-            "name": name,
-            "actual": describe(actual),
-            "expected": describe(expected),
-            "hint": hint,
-        }
+        _declared(
+            {
+                "rule": "equal",
+                "name": name,
+                "actual": describe(actual),
+                "expected": describe(expected),
+                "hint": hint,
+            },
+            answer_may_differ,
+        )
     )
 
 
@@ -197,9 +226,11 @@ def expect_tensor(
     rtol: float = 1e-5,
     atol: float = 1e-6,
     hint: str | None = None,
+    answer_may_differ: bool = False,
 ) -> None:
     """Pass when ``actual`` is a plain ``torch.Tensor`` (or exactly the expected tensor's class,
     e.g. ``nn.Parameter``) with the expected dtype, shape and device type, and close values.
+    ``answer_may_differ``: see the module's description.
 
     >>> expect_tensor("g", torch.tensor([1.0, 2.0]), torch.tensor([1.0, 2.0]))
     >>> expect_tensor("g", torch.tensor([1.0, 2.5]), torch.tensor([1.0, 2.0]))
@@ -209,16 +240,23 @@ def expect_tensor(
 the largest difference is 0.5 (at index 1).
     """
     _decide(
-        {
-            "rule": "tensor",
-            "name": name,
-            "actual": describe(actual),
-            "expected": describe(expected),
-            "rtol": rtol,
-            "atol": atol,
-            "hint": hint,
-        }
+        _declared(
+            {
+                "rule": "tensor",
+                "name": name,
+                "actual": describe(actual),
+                "expected": describe(expected),
+                "rtol": rtol,
+                "atol": atol,
+                "hint": hint,
+            },
+            answer_may_differ,
+        )
     )
+
+
+def _declared(record: Record, answer_may_differ: bool) -> Record:
+    return {**record, "may_differ": True} if answer_may_differ else record
 
 
 def expect_leaf(name: str, tensor: object, *, hint: str | None = None) -> None:

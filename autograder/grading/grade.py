@@ -43,9 +43,11 @@ from autograder.checks.predictions import (
 from autograder.grading.assemble import assemble, items
 from autograder.grading.intake import Submission, collect_submissions
 from autograder.grading.notebook_reader import read_learner_notebook
+from autograder.grading.reference import SolutionProblem, solution_references
 from autograder.grading.results import GRADED, NOT_GRADABLE, ItemInfo, NotGradable, UnitResult
+from autograder.grading.review import review_notes
 from autograder.grading.sandbox import SandboxSettings, find_sandbox
-from autograder.grading.scoring import Reference, score_items
+from autograder.grading.scoring import Reference, judged_in_notebook, score_items
 from autograder.grading.worker_pool import CellOutcome, Limits, Worker, WorkerFailed, run_cells
 from autograder.layout import CourseLayout
 from autograder.reporting.class_report import write_class_report
@@ -56,7 +58,7 @@ from autograder.reporting.nbgrader_feedback import place_feedback
 
 __all__ = ["GradingError", "format_rate", "grade"]
 
-_GRADER_VERSION = "1"
+_GRADER_VERSION = "2"
 _LISTED = 10  # not-gradable notebooks named in the summary; grades.csv lists them all
 
 
@@ -102,21 +104,15 @@ class _Workers:
 
 
 def _reference(unit: _Unit, limits: Limits, worker: Worker) -> dict[str, Reference]:
-    job = assemble(unit.source, unit.source)
-    outcomes = run_cells(worker, [cell.message() for cell in job.cells], limits)
-    references = {
-        cell.grade_id: Reference.from_outcome(outcomes[cell.index])
-        for cell in job.cells
-        if cell.origin == "test" and cell.grade_id is not None
-    }
-    scored = score_items(unit.infos, job, outcomes, references)
-    broken = [f"{item.grade_id}: {item.failures[-1]}" for item in scored if not item.passed]
-    if broken:
-        raise GradingError(
-            f"the solution of {unit.name} does not pass its own tests in the grader, so no "
-            "submission can be graded against it:\n  " + "\n  ".join(broken)
+    try:
+        return solution_references(
+            unit.source, unit.infos, partial(run_cells, worker, limits=limits, learner=False)
         )
-    return references
+    except SolutionProblem as problem:
+        raise GradingError(
+            f"the solution of {unit.name} cannot be the reference in the grader, so no "
+            f"submission can be graded against it:\n  {problem}"
+        ) from problem
 
 
 def _grade_one(
@@ -155,7 +151,8 @@ def _grade_one(
         )
         return UnitResult(status=NOT_GRADABLE, reason=reason, **base)
     notes = base["notes"] + job.notes + firsts.problems
-    return UnitResult(status=GRADED, items=scored, **{**base, "notes": notes})
+    review = review_notes(job, outcomes, references)
+    return UnitResult(status=GRADED, items=scored, review=review, **{**base, "notes": notes})
 
 
 def _bound_to(firsts: FirstPredictions, outcomes: dict[int, CellOutcome]) -> dict[int, CellOutcome]:
@@ -242,7 +239,13 @@ def grade(
                 )
         finally:
             pool.stop()
-    _write_outputs(results, units, out, db_url, settings)
+    judged_inside = {
+        f"{name} {grade_id}": judged_in_notebook(reference)
+        for name, unit_references in references.items()
+        for grade_id, reference in unit_references.items()
+        if judged_in_notebook(reference)
+    }
+    _write_outputs(results, units, out, db_url, settings, judged_inside)
     if nbgrader_course is not None and submissions.is_dir():
         place_feedback(
             results, pages=out / "feedback", submitted=submissions, course=nbgrader_course
@@ -307,11 +310,18 @@ def _write_outputs(
     out: Path,
     db_url: str | None,
     settings: SandboxSettings,
+    judged_inside: dict[str, list[str]],
 ) -> None:
     infos = {name: unit.infos for name, unit in units.items()}
     write_grades_csv(out / "grades.csv", results)
     write_feedback(out / "feedback", results, infos)
-    write_class_report(out / "report.html", results, infos, sandboxed=settings.isolated)
+    write_class_report(
+        out / "report.html",
+        results,
+        infos,
+        sandboxed=settings.isolated,
+        judged_inside=judged_inside,
+    )
     record_grades(db_url or f"sqlite:///{(out / 'gradebook.db').resolve()}", results, infos)
 
 

@@ -55,8 +55,10 @@ class UnitResult:
     """One learner's notebook of one unit: graded item by item, or not gradable with a reason.
 
     ``notes`` are remarks that did not stop grading (e.g. "two notebooks were submitted; the
-    newer one was graded"); ``sandboxed`` is False only when the instructor explicitly allowed
-    grading without isolation.
+    newer one was graded"); ``review``: what the instructor should look at (code that reaches
+    for grading internals, what the grader put back or voided; see
+    :mod:`autograder.grading.review`), never shown as a verdict; ``sandboxed`` is False only
+    when the instructor explicitly allowed grading without isolation.
     """
 
     student: str
@@ -66,6 +68,7 @@ class UnitResult:
     items: tuple[ItemResult, ...] = ()
     max_score: float = 0.0
     notes: tuple[str, ...] = ()
+    review: tuple[str, ...] = ()
     sandboxed: bool = True
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
 
@@ -83,4 +86,5 @@ class UnitResult:
             ItemResult(**{**item, "failures": tuple(item["failures"])}) for item in data["items"]
         )
         fields["notes"] = tuple(data.get("notes", ()))
+        fields["review"] = tuple(data.get("review", ()))
         return cls(**fields)

@@ -1,97 +1,114 @@
 """Decide each item's points in the trusted grader, from plain data only.
 
-An item earns its points when its test cell finished, every check record it sent passes
-:func:`autograder.checks.rules.judge` here (with the tolerances the instructor's solution run used),
-and its hidden part made exactly the checks the solution's hidden part made. The last rule
-catches a submission that skips or swallows checks; the first two make a patched ``torch``,
-a forged comparison or an always-equal object in the learner's process worthless.
+A learner's test cell is judged check by check against the same test cell of the solution's
+run, on the same (seeded) inputs. A check is known by its place: its position in the cell, its
+rule and the name it tests; never by a message, whose numbers may differ. The learner's run
+sends only what it computed from the learner's answer (the *actual* evidence); the right answer
+(the expected value, the allowed choices, the tolerances) comes from the solution's record of
+that check. So a patched ``torch``, a forged comparison or an always-equal object in the
+learner's process cannot move the bar. A check the solution's run declared with
+``answer_may_differ=True`` keeps the learner run's own expected value and is listed as judged
+inside the learner's process. An item earns its points when its test cell finished, made
+exactly the solution's checks, each passing, and the worker saw nothing change under it.
 
 Example::
 
     >>> from autograder.grading.worker_pool import CellOutcome
-    >>> passed = {"rule": "expect", "condition": ["bool", True], "message": "m"}
-    >>> reference = Reference.from_outcome(CellOutcome(0, True, records=(passed,), hidden_from=0))
-    >>> check_cell(CellOutcome(0, True, records=(), hidden_from=0), reference)
-    ['the hidden tests made 0 of their 1 checks: something in the notebook stopped them.']
+    >>> solution = {"rule": "equal", "name": "n", "actual": ["int", 3], "expected": ["int", 3]}
+    >>> reference = Reference.from_outcome(CellOutcome(0, True, records=(solution,)))
+    >>> check_cell(CellOutcome(0, True, records=({"rule": "equal", "name": "n",
+    ...     "actual": ["int", 2], "expected": ["int", 2]},)), reference)
+    ['`n` is 2; expected 3.']
+    >>> check_cell(CellOutcome(0, True, records=()), reference)
+    ['the test made 0 of its 1 checks: something in the notebook stopped them.']
 """
 
 from __future__ import annotations
 
 import json
-from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
+from autograder.checks import EXPECTED_FIELDS
 from autograder.checks.rules import judge
 from autograder.grading.assemble import Job
 from autograder.grading.results import ItemInfo, ItemResult
 from autograder.grading.worker_pool import CellOutcome
 
-__all__ = ["Reference", "check_cell", "score_items"]
+__all__ = ["Reference", "check_cell", "first_difference", "judged_in_notebook", "score_items"]
 
-_LOOSEST_TOLERANCE = 1e-2
-
-
-def _signature(record: Mapping[str, Any]) -> str:
-    return json.dumps([record.get("rule"), record.get("name") or record.get("message")])
+Record = Mapping[str, Any]
 
 
-def _hidden_checks(outcome: CellOutcome) -> Counter[str]:
-    """The checks the test cell's hidden part made (all of them when it has no split)."""
-    start = outcome.hidden_from if outcome.hidden_from is not None else len(outcome.records)
-    return Counter(_signature(record) for record in outcome.records[start:])
+def _place(record: Record) -> tuple[Any, Any]:
+    return record.get("rule"), record.get("name")
 
 
 @dataclass(frozen=True)
 class Reference:
-    """What the instructor's solution did in one test cell: the hidden checks it made, and the
-    tolerances of its tensor checks."""
+    """What the instructor's solution did in one test cell: every check record, in order, and
+    what the worker had to put back before it (an honest notebook's own doing)."""
 
-    hidden: Counter[str] = field(default_factory=Counter)
-    tolerances: dict[str, tuple[float, float]] = field(default_factory=dict)
+    records: tuple[Record, ...] = ()
+    put_back: tuple[str, ...] = ()
 
     @classmethod
     def from_outcome(cls, outcome: CellOutcome) -> Reference:
-        hidden = _hidden_checks(outcome)
-        tolerances: dict[str, tuple[float, float]] = {}
-        for record in outcome.records:
-            if record.get("rule") == "tensor":
-                tolerance = (float(record["rtol"]), float(record["atol"]))
-                known = tolerances.get(_signature(record), tolerance)
-                tolerances[_signature(record)] = (
-                    min(known[0], tolerance[0]),
-                    min(known[1], tolerance[1]),
-                )
-        return cls(hidden, tolerances)
+        return cls(tuple(outcome.records), outcome.put_back)
 
 
-def _bounded(record: Mapping[str, Any], reference: Reference) -> dict[str, Any]:
-    """The record with tolerances no looser than the solution's (a learner cannot widen them)."""
-    if record.get("rule") != "tensor":
+def first_difference(first: Sequence[Record], second: Sequence[Record]) -> str | None:
+    """Where two runs of the same test cell differ (``None`` when every record is the same).
+
+    >>> first_difference([{"rule": "expect", "condition": ["bool", True]}],
+    ...                  [{"rule": "expect", "condition": ["bool", False]}])
+    "check 1 ('expect') differs between two runs"
+    """
+    for number, (a, b) in enumerate(zip(first, second, strict=False), start=1):
+        if json.dumps(a, sort_keys=True) != json.dumps(b, sort_keys=True):
+            return f"check {number} ({a.get('name') or a.get('rule')!r}) differs between two runs"
+    if len(first) != len(second):
+        return f"one run made {len(first)} checks, the other {len(second)}"
+    return None
+
+
+def judged_in_notebook(reference: Reference) -> list[str]:
+    """The names of the checks the solution declared ``answer_may_differ``."""
+    return [str(r.get("name")) for r in reference.records if r.get("may_differ")]
+
+
+def _against_solution(record: Record, solution: Record) -> dict[str, Any]:
+    """The learner's record with the right answer taken from the solution's record."""
+    if solution.get("may_differ"):
         return dict(record)
-    rtol, atol = reference.tolerances.get(
-        _signature(record), (_LOOSEST_TOLERANCE, _LOOSEST_TOLERANCE)
-    )
-    return {
-        **record,
-        "rtol": min(float(record.get("rtol", rtol)), rtol),
-        "atol": min(float(record.get("atol", atol)), atol),
-    }
+    fields = EXPECTED_FIELDS.get(solution["rule"], ())
+    trusted = {key: solution[key] for key in fields if key in solution}
+    return {**record, **trusted}
 
 
 def check_cell(outcome: CellOutcome, reference: Reference) -> list[str]:
     """The failure messages of one test cell; empty when it passes."""
-    failures = [m for r in outcome.records if (m := judge(_bounded(r, reference))) is not None]
+    failures = list(outcome.voided)
+    for number, record in enumerate(outcome.records):
+        if number >= len(reference.records) or _place(record) != _place(
+            reference.records[number]
+        ):
+            failures.append(
+                f"check {number + 1} of the test is not the one the solution's run made there: "
+                "something in the notebook changed what the test does."
+            )
+            break
+        message = judge(_against_solution(record, reference.records[number]))
+        if message is not None:
+            failures.append(message)
     if not outcome.ok and outcome.error and outcome.error not in failures:
         failures.append(outcome.error)
-    if not failures:
-        made = _hidden_checks(outcome)
-        if made != reference.hidden:
-            failures.append(
-                f"the hidden tests made {sum(made.values())} of their "
-                f"{sum(reference.hidden.values())} checks: something in the notebook stopped them."
-            )
+    if not failures and len(outcome.records) != len(reference.records):
+        failures.append(
+            f"the test made {len(outcome.records)} of its {len(reference.records)} checks: "
+            "something in the notebook stopped them."
+        )
     return failures
 
 

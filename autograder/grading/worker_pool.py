@@ -61,14 +61,17 @@ class Limits:
 
 @dataclass(frozen=True)
 class CellOutcome:
-    """What one cell did: ``ok`` unless it raised; the check records it produced; for a test
-    cell, ``hidden_from`` is the index of the first record made by its hidden part."""
+    """What one cell did: ``ok`` unless it raised; the check records it produced; ``voided``:
+    why the worker does not trust them (the state tests rely on changed while the cell ran, a
+    thread the notebook started was running), empty when nothing was seen; ``put_back``: what
+    the worker had to restore before a test cell (the names, for the instructor's review)."""
 
     index: int
     ok: bool
     error: str | None = None
     records: tuple[dict[str, Any], ...] = ()
-    hidden_from: int | None = None
+    voided: tuple[str, ...] = ()
+    put_back: tuple[str, ...] = ()
 
 
 @dataclass
@@ -156,16 +159,20 @@ class Worker:
         cells: Sequence[dict[str, Any]],
         limits: Limits,
         files: Mapping[str, str] | None = None,
+        *,
+        learner: bool = True,
     ) -> tuple[list[CellOutcome], int | None, str | None]:
         """Run ``cells`` as one submission, with ``files`` (name -> text) beside the notebook.
         Returns the outcomes of the cells that finished, and, when the job stopped early, the
-        index of the cell that stopped it and why."""
+        index of the cell that stopped it and why. A ``learner`` run sends no expected values
+        (see :func:`autograder.checks.send_records_to`)."""
         if self._process is None or self._process.poll() is not None:
             self._start()
         assert self._reader is not None
         end = time.monotonic() + limits.notebook_seconds
         outcomes: list[CellOutcome] = []
-        if not self._send({"op": "job", "limits": limits.for_child(), "files": dict(files or {})}):
+        job = {"op": "job", "limits": limits.for_child(), "files": dict(files or {})}
+        if not self._send({**job, "learner": learner}):
             return self._broken(outcomes, cells[0]["index"], "the grading worker stopped")
         started = self._reader.line(time.monotonic() + 60)
         if started is None or started.get("op") != "started":
@@ -210,8 +217,7 @@ class Worker:
 
 
 def _outcome(index: int, reply: dict[str, Any]) -> CellOutcome:
-    records = reply.get("records")
-    hidden_from = reply.get("hidden_from")
+    records, voided, put_back = reply.get("records"), reply.get("voided"), reply.get("put_back")
     return CellOutcome(
         index=index,
         ok=reply.get("ok") is True,
@@ -219,7 +225,8 @@ def _outcome(index: int, reply: dict[str, Any]) -> CellOutcome:
         records=tuple(r for r in records if isinstance(r, dict))
         if isinstance(records, list)
         else (),
-        hidden_from=hidden_from if isinstance(hidden_from, int) else None,
+        voided=tuple(str(v)[:2000] for v in voided) if isinstance(voided, list) else (),
+        put_back=tuple(str(n)[:200] for n in put_back[:50]) if isinstance(put_back, list) else (),
     )
 
 
@@ -230,17 +237,18 @@ def run_cells(
     *,
     attempts: int = 4,
     files: Mapping[str, str] | None = None,
+    learner: bool = True,
 ) -> dict[int, CellOutcome]:
     """Run a submission's cells, with ``files`` beside the notebook; a cell that stops the
     worker is left out of a new run (at most ``attempts`` runs) and reported as failed with the
-    reason."""
+    reason. ``learner``: as in :meth:`Worker.run_job` (False for the solution's own run)."""
     skipped: dict[int, str] = {}
     outcomes: list[CellOutcome] = []
     for _ in range(attempts):
         remaining = [cell for cell in cells if cell["index"] not in skipped]
         if not remaining:
             break
-        outcomes, stopped_at, why = worker.run_job(remaining, limits, files)
+        outcomes, stopped_at, why = worker.run_job(remaining, limits, files, learner=learner)
         if stopped_at is None:
             break
         skipped[stopped_at] = why or "this cell stopped the grader"

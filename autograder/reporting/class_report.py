@@ -134,9 +134,12 @@ def write_class_report(
     *,
     sandboxed: bool,
     title: str = "Class report",
+    judged_inside: Mapping[str, Sequence[str]] | None = None,
 ) -> None:
     """Write the class report to ``path`` (atomically). A banner says the class was graded
-    WITHOUT a sandbox when ``sandboxed`` is False or any result says it was."""
+    WITHOUT a sandbox when ``sandboxed`` is False or any result says it was. The page lists
+    the submissions to review (:attr:`UnitResult.review`) and, from ``judged_inside`` (unit
+    and item -> check names), the checks judged inside the learner's process."""
     summaries = summarise(results, units)
     page = render(
         "class_report.html.j2",
@@ -147,6 +150,8 @@ def write_class_report(
         not_gradable=sum(result.status != GRADED for result in results),
         units=summaries,
         reteach=reteach(summaries),
+        review=[result for result in results if result.review],
+        judged_inside=dict(judged_inside or {}),
         histograms={summary.unit: _histogram(summary) for summary in summaries},
         chart_width=_CHART_WIDTH,
         chart_height=_CHART_HEIGHT,

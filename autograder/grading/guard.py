@@ -1,0 +1,311 @@
+"""What keeps a submission's code from reaching the grading machinery inside the worker.
+
+Three layers, each set up before any learner code runs:
+
+* :func:`install_audit_hook` refuses what could reach past the rest (frames, the garbage
+  collector's object lists, ctypes, new audit hooks, tracing, signals, subprocesses, patching
+  library functions' code); once armed it stays armed until the child is thrown away, so a
+  finalizer, a weakref callback or a test-called function of the notebook runs guarded too;
+* :func:`seal` gives a module's functions a private copy of its globals: a later
+  ``module.name = ...`` changes what the notebook sees, never what those functions call;
+* :func:`take_snapshot` records what tests rely on (builtins, the modules in ``sys.modules``,
+  the namespaces of torch, the course's packages and the standard-library modules the worker
+  uses, and the class attributes of torch's Python classes and the course's own) and returns
+  a function that reports what changed and puts it back.
+
+Example::
+
+    >>> import types
+    >>> module = types.ModuleType("demo")
+    >>> code = "def double(x):\\n    return twice(x)\\ndef twice(x):\\n    return 2 * x"
+    >>> exec(code, vars(module))
+    >>> seal(module)
+    >>> module.twice = lambda x: 0
+    >>> module.double(21)
+    42
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import inspect
+import os
+import sys
+import types
+from collections.abc import Callable, Iterable
+from typing import Any
+
+__all__ = ["install_audit_hook", "seal", "take_snapshot"]
+
+_PROTECTED = ("autograder", "torch", "gradgraph", "builtins", "math", "warnings", "__main__")
+# The standard-library modules the worker's channel and runner use.
+_STDLIB = ("json", "json.encoder", "json.decoder", "os", "io", "struct", "pickle", "codecs")
+_REFUSED_EVENTS = frozenset(
+    {
+        "sys.addaudithook",
+        "sys.settrace",
+        "sys.setprofile",
+        "sys._getframe",
+        "sys._current_frames",
+        "sys._current_exceptions",
+        "gc.get_objects",
+        "gc.get_referrers",
+        "gc.get_referents",
+        "os.kill",
+        "os.killpg",
+        "signal.pthread_kill",
+        "subprocess.Popen",
+        "os.system",
+        "os.exec",
+        "os.posix_spawn",
+        "os.spawn",
+        "pty.spawn",
+    }
+)
+_FRAME_ATTRIBUTES = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame"})
+_FUNCTION_INTERNALS = frozenset({"__code__", "__defaults__", "__kwdefaults__", "__globals__"})
+_FunctionType = types.FunctionType
+_MISSING = object()
+
+
+def seal(module: types.ModuleType) -> None:
+    """Rebind every function defined in ``module`` to a private copy of its namespace."""
+    namespace = vars(module)
+    private = dict(namespace)
+    for name, value in namespace.items():
+        if type(value) is _FunctionType and value.__globals__ is namespace:
+            copy = _FunctionType(
+                value.__code__, private, value.__name__, value.__defaults__, value.__closure__
+            )
+            copy.__kwdefaults__ = value.__kwdefaults__
+            copy.__qualname__, copy.__doc__ = value.__qualname__, value.__doc__
+            copy.__module__, copy.__annotations__ = value.__module__, value.__annotations__
+            copy.__dict__.update(value.__dict__)
+            private[name] = copy
+    namespace.update({key: value for key, value in private.items() if value is not namespace[key]})
+
+
+def _frame_readers() -> frozenset[Any]:
+    """Library functions allowed to call ``sys._getframe``: each returns a name or a line,
+    never a frame, so a learner calling them learns nothing about the grader."""
+    import collections
+    import enum
+    import traceback
+    import typing
+
+    import torch.library
+    import typing_extensions
+
+    import gradgraph.source
+
+    functions = [
+        getattr(typing, "_caller", None),
+        getattr(typing_extensions, "_caller", None),
+        getattr(typing_extensions, "_has_generic_or_protocol_as_origin", None),
+        collections.namedtuple,
+        getattr(enum.EnumType, "_create_", None),
+        traceback.format_stack,
+        traceback.extract_stack,
+        traceback.print_stack,
+        torch.library.Library.__init__,
+        gradgraph.source.user_source_line,
+    ]
+    return frozenset(function.__code__ for function in functions if function is not None)
+
+
+def install_audit_hook() -> Callable[[], None]:
+    """Install the hook that refuses escapes once armed; returns the function that arms it
+    (for good: nothing disarms it)."""
+    import torch
+
+    state = {"armed": False, "inside": False}
+    readers = _frame_readers()
+    get_frame = sys._getframe
+    # torch.func reads its own caller's frame through inspect.currentframe; a frame handed to
+    # torch's own code never reaches the notebook.
+    current_frame = inspect.currentframe.__code__
+    torch_folder = os.path.dirname(torch.__file__) + os.sep
+    refused, frames, internals = _REFUSED_EVENTS, _FRAME_ATTRIBUTES, _FUNCTION_INTERNALS
+    protected, getattr_, str_ = _PROTECTED, getattr, str
+
+    def caller() -> tuple[Any, str]:
+        """The code that asked for a frame, and, when that is ``inspect.currentframe``, the
+        file of the function that called it."""
+        state["inside"] = True
+        try:
+            code = get_frame(2).f_code
+            outer = get_frame(3).f_code.co_filename if code is current_frame else ""
+            return code, outer
+        finally:
+            state["inside"] = False
+
+    def hook(event: str, arguments: tuple[Any, ...]) -> None:
+        if not state["armed"] or state["inside"]:
+            return
+        if event == "sys._getframe":
+            code, outer = caller()
+            if code in readers or (outer.startswith(torch_folder) and code is current_frame):
+                return
+            raise RuntimeError(
+                f"the grading sandbox does not allow sys._getframe (called by {code.co_name})"
+            )
+        if event in refused or event.startswith("ctypes."):
+            raise RuntimeError(f"the grading sandbox does not allow {event}")
+        if event == "object.__getattr__" and arguments[1] in frames:
+            raise RuntimeError("the grading sandbox does not allow reading frames")
+        if event == "object.__setattr__" and arguments[1] in internals:
+            module = getattr_(arguments[0], "__module__", None) or ""
+            if str_.split(module, ".")[0] in protected:
+                raise RuntimeError("the grading sandbox does not allow patching library code")
+
+    sys.addaudithook(hook)
+
+    def arm() -> None:
+        state["armed"] = True
+
+    return arm
+
+
+def _classes(modules: Iterable[types.ModuleType]) -> list[type]:
+    """Torch's Python classes tests rely on (tensors, modules, parameters, optimizers,
+    autograd functions), the classes of the standard-library modules the worker uses, and the
+    course's own, each once."""
+    import torch
+
+    bases = (torch.Tensor, torch.nn.Module, torch.optim.Optimizer, torch.autograd.Function)
+    found = {id(kind): kind for kind in (torch.Tensor, torch._C.TensorBase, type(torch.Tensor))}
+    for module in modules:
+        owner = module.__name__.split(".")[0]
+        for value in list(vars(module).values()):
+            if not isinstance(value, type):
+                continue
+            if str(value.__module__).lstrip("_").startswith(owner) and (
+                owner != "torch" or issubclass(value, bases)
+            ):
+                found[id(value)] = value
+    return list(found.values())
+
+
+def _same_items(current: Any, saved: Any) -> bool:
+    """Whether a container still holds the very objects it held (compared by identity, so that
+    no object of the notebook's is asked to compare itself)."""
+    if len(current) != len(saved):
+        return False
+    if type(saved) is dict:
+        return all(current.get(key, _MISSING) is value for key, value in saved.items())
+    if type(saved) is list:
+        return all(a is b for a, b in zip(current, saved, strict=True))
+    return all(item in current for item in saved)
+
+
+def _settle_optimizers() -> None:
+    """Make one instance of every optimizer class: torch wraps a class's ``step`` the first
+    time it is instantiated, which must not look like a change made by a notebook."""
+    import torch
+
+    parameter = torch.nn.Parameter(torch.zeros(1))
+    for kind in _classes([module for name, module in sys.modules.items()
+                          if module is not None and name.startswith("torch.optim")]):
+        if issubclass(kind, torch.optim.Optimizer) and kind is not torch.optim.Optimizer:
+            with contextlib.suppress(Exception):  # some need arguments; they stay unwrapped
+                kind([parameter])
+
+
+def take_snapshot() -> Callable[[], list[str]]:
+    """Record the state tests rely on; return ``put_back()``, which restores it and returns
+    the names of what had changed (``[]`` when nothing had)."""
+    _settle_optimizers()
+    saved_builtins = dict(vars(builtins))
+    modules = {
+        name: module
+        for name, module in sys.modules.items()
+        if module is not None and (name.split(".")[0] in _PROTECTED or name in _STDLIB)
+    }
+    watched = [
+        (name, module)
+        for name, module in modules.items()
+        if name.split(".")[0] in ("autograder", "gradgraph", "math", "warnings")
+        or name in _STDLIB
+        or name in ("torch", "torch.nn", "torch.nn.functional", "torch.autograd", "torch.optim")
+    ]
+    namespaces = [(name, vars(module), dict(vars(module))) for name, module in watched]
+    torch_modules = [m for n, m in modules.items() if n.startswith(("torch.nn", "torch.optim"))]
+    course_modules = [
+        m
+        for n, m in modules.items()
+        if n.split(".")[0] in ("autograder", "gradgraph") or n in _STDLIB
+    ]
+    classes = [
+        (f"{kind.__module__}.{kind.__qualname__}", kind, dict(vars(kind)))
+        for kind in _classes([*torch_modules, *course_modules])
+    ]
+    contents = [
+        (f"{name}.{key}", value, value.copy())
+        for name, _, namespace in namespaces
+        if name.startswith("autograder")
+        for key, value in namespace.items()
+        if type(value) in (dict, list, set) and value is not sys.modules
+    ]
+    kwdefaults = [
+        (f"{name}.{key}", function.__kwdefaults__, dict(function.__kwdefaults__))
+        for name, _, namespace in namespaces
+        if name.startswith("autograder")
+        for key, function in namespace.items()
+        if type(function) is _FunctionType and function.__kwdefaults__
+    ]
+    path, meta_path = list(sys.path), list(sys.meta_path)
+    # Bound here: put_back runs right after the notebook's code, before builtins are restored.
+    builtins_namespace, loaded = vars(builtins), sys.modules
+    graveyard: list[Any] = []  # what is put back stays alive: no finalizer runs mid-restore
+    set_class_attribute, del_class_attribute = type.__setattr__, type.__delattr__
+
+    def put_back_namespace(label: str, current: dict[str, Any], saved: dict[str, Any], *,
+                           strict: bool) -> list[str]:
+        changed = []
+        for key, value in saved.items():
+            if current.get(key, _MISSING) is not value:
+                changed.append(f"{label}.{key}")
+                graveyard.append(current.get(key))
+                current[key] = value
+        if strict:
+            for key in [key for key in current if key not in saved]:
+                changed.append(f"{label}.{key}")
+                graveyard.append(current.pop(key))
+        return changed
+
+    def put_back() -> list[str]:
+        changed = put_back_namespace("builtins", builtins_namespace, saved_builtins, strict=True)
+        for name, module in modules.items():
+            if loaded.get(name) is not module:
+                changed.append(f"sys.modules[{name!r}]")
+                graveyard.append(loaded.get(name))
+                loaded[name] = module
+        for name, current, saved in namespaces:
+            changed += put_back_namespace(name, current, saved, strict=False)
+        for label, kind, saved in classes:
+            current = vars(kind)
+            for key, value in saved.items():
+                if current.get(key, _MISSING) is not value:
+                    changed.append(f"{label}.{key}")
+                    graveyard.append(current.get(key))
+                    set_class_attribute(kind, key, value)
+            for key in [key for key in current if key not in saved]:
+                changed.append(f"{label}.{key}")
+                graveyard.append(current[key])
+                del_class_attribute(kind, key)
+        for label, container, saved in [*contents, *kwdefaults]:
+            if not _same_items(container, saved):
+                changed.append(label)
+                graveyard.append(container.copy())
+                if type(container) is list:
+                    container[:] = saved
+                else:
+                    container.clear()
+                    container.update(saved)
+        if sys.path != path or sys.meta_path != meta_path:
+            changed.append("sys.path")
+            sys.path[:], sys.meta_path[:] = path, meta_path
+        return changed
+
+    return put_back

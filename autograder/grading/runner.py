@@ -1,0 +1,168 @@
+"""Run one submission's cells in the worker's forked child, as the grader sends them.
+
+:func:`make_runner` is called before any learner code runs; everything the runner calls
+afterwards is bound then (as default arguments and closure variables), so no later patch of a
+module, a class or the builtins reaches it. Per cell:
+
+* from the first learner cell on, the audit hook is armed, and it stays armed;
+* before each of the instructor's cells, :func:`autograder.grading.guard.take_snapshot`'s
+  ``put_back`` restores what tests rely on (what it had to put back is reported with the next
+  test cell, for the instructor's review); before a test cell, torch's, Python's and NumPy's
+  random generators are also seeded alike in every run (the solution's and each learner's),
+  and the test gets its own copy of the notebook's globals;
+* a learner run sends its checks without the expected values its process computed;
+* after a test cell the state is checked again: what changed while the test ran, or a thread
+  the notebook started that is still running, voids the item, with the reason.
+
+Example (the reply's shape)::
+
+    >>> sorted(reply(3, "n", True, None, [], [], []))
+    ['error', 'index', 'nonce', 'ok', 'op', 'put_back', 'records', 'voided']
+"""
+
+from __future__ import annotations
+
+import builtins
+import random
+from _thread import _count as _thread_count
+from collections.abc import Callable
+from contextlib import suppress
+from typing import Any
+
+import torch
+
+from autograder.checks import CheckFailed, send_records_to
+from autograder.checks.evidence import type_label
+from autograder.checks.messages import whole_message, wrapped
+
+__all__ = ["make_runner", "reply"]
+
+TEST_SEED = 20260
+_MAX_NAMES = 20
+
+
+def reply(
+    index: int,
+    nonce: str,
+    ok: bool,
+    error: str | None,
+    records: list[dict[str, Any]],
+    voided: list[str],
+    put_back: list[str],
+) -> dict[str, Any]:
+    """The ``done`` message for one cell."""
+    return {
+        "op": "done",
+        "index": index,
+        "nonce": nonce,
+        "ok": ok,
+        "error": error,
+        "records": records,
+        "voided": voided,
+        "put_back": put_back,
+    }
+
+
+def describe_error(
+    error: BaseException,
+    _type=type,
+    _failed=CheckFailed,
+    _str=str,
+    _repr=repr,
+    _isinstance=isinstance,
+    _exception=Exception,
+    _whole=whole_message,
+    _wrapped=wrapped,
+    _label=type_label,
+) -> str:
+    """What a cell's exception says, for the feedback (read without calling the notebook's
+    code where it can be avoided)."""
+    if _type(error) is _failed:
+        return _str(error)
+    text = _whole(error) if _isinstance(error, _exception) else _repr(error.args)[:200]
+    return _wrapped(f"{_label(_type(error))}: {text}")[:2000]
+
+
+def _seeders() -> list[Callable[[], Any]]:
+    seeders: list[Callable[[], Any]] = [
+        lambda seed=torch.manual_seed: seed(TEST_SEED),
+        lambda seed=random.seed: seed(TEST_SEED),
+    ]
+    try:
+        import numpy
+    except ImportError:  # numpy is optional for torch
+        return seeders
+    return [*seeders, lambda seed=numpy.random.seed: seed(TEST_SEED)]
+
+
+def make_runner(
+    receive: Callable[[], dict[str, Any] | None],
+    send: Callable[[dict[str, Any]], None],
+    put_back: Callable[[], list[str]],
+    arm: Callable[[], None],
+    *,
+    learner: bool,
+) -> Callable[[], None]:
+    """The child's loop: answer ``started``, then run each ``cell`` message until ``end``."""
+    namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
+    started = [False]
+    pending: list[str] = []  # what was put back before the instructor's cells since the last test
+    seeders = _seeders()
+    threads = _thread_count()
+    bound_compile, bound_exec, bound_dict, base_exception = compile, exec, dict, BaseException
+    changed_names = _names
+
+    def run_cell(cell: dict[str, Any]) -> dict[str, Any]:
+        origin = cell["origin"]
+        if origin in ("answer", "added") and not started[0]:
+            started[0] = True
+            arm()
+        records: list[dict[str, Any]] = []
+        voided: list[str] = []
+        restored: list[str] = []
+        scope = namespace
+        if origin in ("course", "test"):
+            pending.extend(put_back())
+        if origin == "test":
+            restored, pending[:] = pending[:], []
+            for seed in seeders:
+                seed()
+            scope = bound_dict(namespace)
+        error = None
+        try:
+            with send_records_to(records.append, expected=not learner):
+                bound_exec(bound_compile(cell["source"], f"<cell {cell['index']}>", "exec"), scope)
+                if cell.get("hidden"):
+                    hidden = bound_compile(cell["hidden"], f"<cell {cell['index']}>", "exec")
+                    bound_exec(hidden, scope)
+        except base_exception as raised:  # a cell may raise anything, SystemExit included
+            error = "the cell raised an exception that could not be described"
+            with suppress(base_exception):
+                error = describe_error(raised)
+        if origin == "test":
+            changed = put_back()
+            if changed:
+                voided.append(
+                    f"the notebook changed {changed_names(changed)} while this test ran, so "
+                    "its checks ran on changed state: the item earns nothing."
+                )
+        if _thread_count() > threads:
+            voided.append(
+                "a thread the notebook started was still running: its checks cannot be "
+                "trusted, so the item earns nothing."
+            )
+        return reply(cell["index"], cell["nonce"], error is None, error, records, voided, restored)
+
+    def run() -> None:
+        send({"op": "started"})
+        while (message := receive()) is not None and message.get("op") == "cell":
+            send(run_cell(message))
+
+    return run
+
+
+def _names(names: list[str]) -> str:
+    """``a, b and 3 more`` for a list of changed names."""
+    shown = ", ".join(f"`{name}`" for name in names[:_MAX_NAMES])
+    more = len(names) - _MAX_NAMES
+    return shown + (f" and {more} more" if more > 0 else "")

@@ -1,0 +1,117 @@
+"""Issue 13, the trusted side: checks judged against the solution's run by place, references
+that must be reproducible, and the worker's guard, channel and sealed modules, each shown
+failing the way an attack would need them to fail."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+
+import pytest
+import torch
+
+from autograder.checks import (
+    CheckFailed,
+    expect,
+    expect_equal,
+    expect_tensor,
+    send_records_to,
+)
+from autograder.grading.channel import encode, open_channel
+from autograder.grading.guard import take_snapshot
+from autograder.grading.scoring import Reference, check_cell, first_difference
+from autograder.grading.worker_pool import CellOutcome
+
+
+def _records(expected: bool, run) -> tuple[dict, ...]:
+    made: list[dict] = []
+    with send_records_to(made.append, expected=expected), contextlib.suppress(CheckFailed):
+        run()
+    return tuple(made)
+
+
+def _solution(run) -> Reference:
+    return Reference.from_outcome(CellOutcome(0, True, records=_records(True, run)))
+
+
+def _learner(run, **outcome) -> CellOutcome:
+    return CellOutcome(0, True, records=_records(False, run), **outcome)
+
+
+def test_a_check_is_known_by_its_place_not_by_its_message():
+    """The solved notebook of unit 02 lost 3 points when a message held numbers that depend on
+    nn.Linear's random init; the message is no part of a check's identity."""
+    reference = _solution(lambda: expect(True, "the loss is 0.4213"))
+    assert check_cell(_learner(lambda: expect(True, "the loss is 0.9871")), reference) == []
+
+
+def test_the_expected_value_comes_from_the_solutions_run():
+    """A learner's process that computes the same wrong value on both sides gains nothing."""
+    reference = _solution(lambda: expect_tensor("g", torch.ones(2), torch.ones(2)))
+    zeros = _learner(lambda: expect_tensor("g", torch.zeros(2), torch.zeros(2)))
+    assert "expected" not in zeros.records[0]
+    assert check_cell(zeros, reference)[0].startswith("`g` has the right dtype, shape and device")
+
+
+def test_a_check_declared_answer_may_differ_keeps_its_own_expected_value():
+    reference = _solution(lambda: expect_equal("n", 3, 3, answer_may_differ=True))
+    other = _learner(lambda: expect_equal("n", 4, 4, answer_may_differ=True))
+    assert check_cell(other, reference) == []
+    wrong = _learner(lambda: expect_equal("n", 4, 5, answer_may_differ=True))
+    assert check_cell(wrong, reference) == ["`n` is 4; expected 5."]
+
+
+def test_a_different_or_missing_check_fails():
+    reference = _solution(lambda: (expect_equal("a", 1, 1), expect_equal("b", 2, 2)))
+    swapped = _learner(lambda: (expect_equal("b", 2, 2), expect_equal("a", 1, 1)))
+    assert "is not the one the solution's run made there" in check_cell(swapped, reference)[0]
+    fewer = _learner(lambda: expect_equal("a", 1, 1))
+    assert check_cell(fewer, reference) == [
+        "the test made 1 of its 2 checks: something in the notebook stopped them."
+    ]
+
+
+def test_a_voided_cell_earns_nothing_and_says_why():
+    reference = _solution(lambda: expect(True, "m"))
+    voided = _learner(lambda: expect(True, "m"), voided=("a thread was running",))
+    assert check_cell(voided, reference) == ["a thread was running"]
+
+
+def test_two_runs_must_make_the_same_records():
+    first = _records(True, lambda: expect(True, "drawn 0.1"))
+    second = _records(True, lambda: expect(True, "drawn 0.7"))
+    assert first_difference(first, first) is None
+    assert first_difference(first, second) == "check 1 ('expect') differs between two runs"
+
+
+def test_put_back_restores_patched_library_classes_and_names_them():
+    put_back = take_snapshot()
+    original = torch.Tensor.__sub__, torch.nn.Linear.forward, json.dumps
+    try:
+        torch.Tensor.__sub__ = lambda self, other: self
+        torch.nn.Linear.forward = lambda self, x: x
+        json.dumps = lambda *args, **kwargs: ""
+    finally:
+        changed = put_back()
+    assert {"json.dumps", "torch.nn.modules.linear.Linear.forward"} <= set(changed)
+    assert any(name.endswith("Tensor.__sub__") for name in changed)
+    assert (torch.Tensor.__sub__, torch.nn.Linear.forward, json.dumps) == original
+    assert put_back() == []
+
+
+def test_the_channel_ignores_later_patches_of_json_and_os(monkeypatch):
+    reading, writing = os.pipe()
+    receive, send = open_channel(reading, writing)
+    monkeypatch.setattr(json, "dumps", lambda *args, **kwargs: '{"op": "forged"}')
+    monkeypatch.setattr(json, "loads", lambda *args, **kwargs: {"op": "forged"})
+    monkeypatch.setattr(os, "write", lambda descriptor, data: len(data))
+    send({"op": "done", "ok": False})
+    assert receive() == {"op": "done", "ok": False}
+    os.close(reading)
+    os.close(writing)
+
+
+def test_the_channel_sends_plain_data_only():
+    with pytest.raises(ValueError, match="not plain data"):
+        encode({"value": object()})
