@@ -1,12 +1,16 @@
 """Torch's whole message reaches the learner, advice included, wrapped to a readable width:
-in demo cells (shows_outcome) and in check failures (call_learner); tests/test_predictions.py
-shows it in the class grader's feedback."""
+in demo cells (shows_outcome), in check failures (call_learner) and nbgrader's Validate;
+tests/test_predictions.py shows it in the class grader's feedback."""
 
 from __future__ import annotations
 
 import contextlib
+import inspect
 import io
+import subprocess
+import sys
 
+import nbformat
 import pytest
 import torch
 
@@ -60,3 +64,39 @@ def test_a_check_failure_quotes_torchs_whole_message():
 def test_only_the_source_location_is_left_out():
     message = "First. Second advice.\n  indented detail (Triggered internally at /x/y.cpp:3.)"
     assert whole_message(ValueError(message)) == "First. Second advice.\n  indented detail"
+
+
+def test_nbgraders_validate_shows_the_whole_message_uncut(tmp_path):
+    """Validate (the toolbar button, `nbgrader validate`) cuts each line at 87 characters."""
+    notebook = nbformat.v4.new_notebook(
+        cells=[
+            nbformat.v4.new_code_cell(inspect.getsource(_backward_twice)),
+            nbformat.v4.new_code_cell(
+                "import torch\nfrom autograder.checks import call_learner\n"
+                "call_learner('train', _backward_twice)"
+            ),
+        ]
+    )
+    notebook.cells[1].metadata["nbgrader"] = {
+        "grade": True,
+        "grade_id": "train_test",
+        "locked": True,
+        "points": 1,
+        "schema_version": 3,
+        "solution": False,
+        "task": False,
+    }
+    nbformat.write(notebook, tmp_path / "train.ipynb")
+    shown = subprocess.run(
+        [sys.executable, "-m", "nbgrader", "validate", "train.ipynb"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout
+    error = shown[shown.rindex("\n    CheckFailed: ") :]
+    assert "Specify retain_graph=True if you need to backward through the graph a second time" in (
+        _flat(error)
+    )
+    assert "after calling backward." in error
+    assert not any(line.endswith("...") for line in error.splitlines())

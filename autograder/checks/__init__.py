@@ -59,6 +59,8 @@ __all__ = [
 Record = dict[str, Any]
 _record_sinks: list[tuple[Callable[[Record], None], bool]] = []
 _callable = callable
+# What a traceback (and nbgrader's Validate) shows before a failure's first line.
+_SHOWN_BEFORE = len("CheckFailed: ")
 # What each rule's record holds that the test computed as the right answer: in a learner's run
 # the grader takes these from the solution's run of the same check instead.
 EXPECTED_FIELDS = {
@@ -348,7 +350,8 @@ def _call(
         except Exception as error:  # the learner's code may raise anything
             return (
                 wrapped(
-                    f"calling `{name}()` raised {type(error).__name__}: {whole_message(error)}"
+                    f"calling `{name}()` raised {type(error).__name__}: {whole_message(error)}",
+                    taken=_SHOWN_BEFORE,
                 ),
                 None,
                 None,
@@ -357,7 +360,8 @@ def _call(
         return (
             wrapped(
                 f"calling `{name}()` gave a {caught[0].category.__name__}: "
-                f"{whole_message(caught[0].message)}"
+                f"{whole_message(caught[0].message)}",
+                taken=_SHOWN_BEFORE,
             ),
             "a correct answer triggers no warning here; read the warning's advice.",
             None,

@@ -2,7 +2,9 @@
 
 Torch's messages say what went wrong and then what to do (``use .retain_grad()``,
 ``Specify retain_graph=True``); the course prints all of it, wrapped to a readable width,
-leaving out only the C++ source location some warnings end with.
+leaving out only the C++ source location some warnings end with. :data:`WIDTH` leaves room
+for nbgrader's Validate, which indents each line of an error by four spaces and cuts it at 87
+characters.
 
 >>> error = RuntimeError("Trying to backward through the graph a second time. Specify "
 ...                      "retain_graph=True if you need to backward through it twice.")
@@ -19,7 +21,7 @@ import textwrap
 
 __all__ = ["WIDTH", "whole_message", "wrapped"]
 
-WIDTH = 88
+WIDTH = 80
 _SOURCE_LOCATION = re.compile(r"\s*\(Triggered internally at [^\n]*?\.\)")
 
 
@@ -33,9 +35,10 @@ def whole_message(message: object) -> str:
     return _SOURCE_LOCATION.sub("", str(message)).strip()
 
 
-def wrapped(text: str, width: int = WIDTH) -> str:
+def wrapped(text: str, width: int = WIDTH, *, taken: int = 0) -> str:
     """``text`` with each of its lines wrapped to ``width`` (indentation kept; a long word, such
-    as an address, is never split).
+    as an address, is never split); ``taken``: characters a reader shows before the first line
+    (``CheckFailed: `` in a traceback), which it leaves free.
 
     >>> print(wrapped("one two three\\n  four five six", width=9))
     one two
@@ -43,18 +46,21 @@ def wrapped(text: str, width: int = WIDTH) -> str:
       four
       five
       six
+    >>> print(wrapped("one two three", width=9, taken=4))
+    one
+    two three
     """
     lines = []
-    for line in text.splitlines() or [""]:
+    for number, line in enumerate(text.splitlines() or [""]):
         indent = line[: len(line) - len(line.lstrip())]
-        lines.append(
-            textwrap.fill(
-                line,
-                width,
-                subsequent_indent=indent,
-                break_long_words=False,
-                break_on_hyphens=False,
-            )
-            or line
+        room = " " * taken if number == 0 else ""
+        filled = textwrap.fill(
+            line,
+            width,
+            initial_indent=room,
+            subsequent_indent=indent,
+            break_long_words=False,
+            break_on_hyphens=False,
         )
+        lines.append(filled[len(room) :] if filled else line)
     return "\n".join(lines)
