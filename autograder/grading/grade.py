@@ -9,11 +9,6 @@ The steps, in order, and why in that order:
    ``OUT/.results`` as soon as it is known, keyed by the submission's and the unit's content, so
    an interrupted run resumes and a second run gives the same grades;
 4. write ``grades.csv``, ``feedback/STUDENT/UNIT.html``, ``report.html`` and the gradebook.
-
-Example::
-
-    >>> format_rate(done=30, total=40, elapsed=12.0)
-    '30/40 graded, 2.5/s, about 4 s left'
 """
 
 from __future__ import annotations
@@ -48,6 +43,7 @@ from autograder.grading.results import GRADED, NOT_GRADABLE, ItemInfo, NotGradab
 from autograder.grading.review import review_notes
 from autograder.grading.sandbox import SandboxSettings, find_sandbox
 from autograder.grading.scoring import Reference, judged_in_notebook, score_items
+from autograder.grading.summary import format_rate, summary
 from autograder.grading.worker_pool import CellOutcome, Limits, Worker, WorkerFailed, run_cells
 from autograder.layout import CourseLayout
 from autograder.reporting.class_report import write_class_report
@@ -56,10 +52,9 @@ from autograder.reporting.gradebook import record_grades
 from autograder.reporting.grades_csv import write_grades_csv
 from autograder.reporting.nbgrader_feedback import place_feedback
 
-__all__ = ["GradingError", "format_rate", "grade"]
+__all__ = ["GradingError", "grade"]
 
 _GRADER_VERSION = "2"
-_LISTED = 10  # not-gradable notebooks named in the summary; grades.csv lists them all
 
 
 class GradingError(RuntimeError):
@@ -72,14 +67,6 @@ class _Unit:
     source: nbformat.NotebookNode
     digest: str
     infos: tuple[ItemInfo, ...]
-
-
-def format_rate(*, done: int, total: int, elapsed: float) -> str:
-    """One progress line: how many, how fast, how long still."""
-    rate = done / elapsed if elapsed > 0 else 0.0
-    left = (total - done) / rate if rate > 0 else float("nan")
-    tail = f", about {left:.0f} s left" if rate > 0 and done < total else ""
-    return f"{done}/{total} graded, {rate:.1f}/s{tail}"
 
 
 class _Workers:
@@ -323,29 +310,3 @@ def _write_outputs(
         judged_inside=judged_inside,
     )
     record_grades(db_url or f"sqlite:///{(out / 'gradebook.db').resolve()}", results, infos)
-
-
-def summary(
-    results: Sequence[UnitResult], settings: SandboxSettings, elapsed: float, out: Path
-) -> str:
-    """The one-screen summary printed at the end."""
-    graded = [r for r in results if r.status == GRADED]
-    lines = [
-        f"Graded {len(graded)} of {len(results)} notebooks in {elapsed:.1f} s "
-        f"({len(results) - len(graded)} not gradable).",
-    ]
-    for unit in sorted({r.unit for r in graded}):
-        scores = [r.score for r in graded if r.unit == unit]
-        top = max(r.max_score for r in graded if r.unit == unit)
-        lines.append(
-            f"  {unit}: mean {sum(scores) / len(scores):.1f} / {top:g} over {len(scores)} learners"
-        )
-    refused = [r for r in results if r.status != GRADED]
-    for result in refused[:_LISTED]:
-        lines.append(f"  not gradable: {result.student}/{result.unit}: {result.reason}")
-    if len(refused) > _LISTED:
-        lines.append(f"  ... and {len(refused) - _LISTED} more not gradable: see grades.csv")
-    if not settings.isolated:
-        lines.append("WARNING: graded WITHOUT a sandbox: learner code ran with your rights.")
-    lines.append(f"Written: {out / 'grades.csv'}, {out / 'report.html'}, {out / 'feedback'}/")
-    return "\n".join(lines)
