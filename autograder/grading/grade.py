@@ -138,7 +138,7 @@ def _grade_one(
         )
         return UnitResult(status=NOT_GRADABLE, reason=reason, **base)
     notes = base["notes"] + job.notes + firsts.problems
-    review = review_notes(job, outcomes, references)
+    review = review_notes(job, outcomes, references, unit.source)
     return UnitResult(status=GRADED, items=scored, review=review, **{**base, "notes": notes})
 
 

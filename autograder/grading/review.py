@@ -19,7 +19,9 @@ Example::
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
+
+import nbformat
 
 from autograder.grading.assemble import Job
 from autograder.grading.scoring import Reference
@@ -41,24 +43,30 @@ _QUOTED_CHARS = 160
 _MAX_LINES = 30
 
 
-def reaching_lines(job: Job) -> tuple[str, ...]:
-    """The learner's lines that reach for grading internals, quoted with their cell."""
+def reaching_lines(job: Job, known: Collection[str] = ()) -> tuple[str, ...]:
+    """The learner's lines that reach for grading internals, quoted with their cell; a line
+    the instructor's own notebook holds (``known``, stripped) is not the learner's doing."""
     found = []
     for cell in job.cells:
         if cell.origin not in ("answer", "added"):
             continue
         for line in cell.source.splitlines():
-            if _REACHING.search(line):
+            if _REACHING.search(line) and line.strip() not in known:
                 found.append(f"cell {cell.index + 1}: {line.strip()[:_QUOTED_CHARS]}")
     return tuple(found[:_MAX_LINES])
 
 
 def review_notes(
-    job: Job, outcomes: Mapping[int, CellOutcome], references: Mapping[str, Reference]
+    job: Job,
+    outcomes: Mapping[int, CellOutcome],
+    references: Mapping[str, Reference],
+    source: nbformat.NotebookNode,
 ) -> tuple[str, ...]:
-    """The quoted lines, then per test cell what the worker put back before it (beyond what
-    the solution's own run needed) and why it voided the item."""
-    notes = list(reaching_lines(job))
+    """The quoted lines (not those of the instructor's ``source``), then per test cell what
+    the worker put back before it (beyond what the solution's own run needed) and why it
+    voided the item."""
+    known = {line.strip() for cell in source.cells for line in cell.source.splitlines()}
+    notes = list(reaching_lines(job, known))
     for cell in job.cells:
         outcome = outcomes.get(cell.index)
         if cell.origin != "test" or outcome is None or cell.grade_id not in references:
