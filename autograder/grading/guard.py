@@ -2,10 +2,9 @@
 
 Three layers, each set up before any learner code runs:
 
-* :func:`install_audit_hook` refuses what could reach past the rest (frames, the garbage
-  collector's object lists, ctypes, new audit hooks, tracing, signals, subprocesses, patching
-  library functions' code); once armed it stays armed until the child is thrown away, so a
-  finalizer, a weakref callback or a test-called function of the notebook runs guarded too;
+* :func:`autograder.grading.audit.install_audit_hook` refuses what could reach past the rest;
+  once armed it stays armed until the child is thrown away, so a finalizer, a weakref
+  callback or a test-called function of the notebook runs guarded too;
 * :func:`seal` gives a module's functions a private copy of its globals: a later
   ``module.name = ...`` changes what the notebook sees, never what those functions call;
 * :func:`take_snapshot` records what tests rely on (builtins, the modules in ``sys.modules``,
@@ -29,42 +28,17 @@ from __future__ import annotations
 
 import builtins
 import contextlib
-import inspect
-import os
 import sys
 import types
 from collections.abc import Callable, Iterable
 from typing import Any
 
-__all__ = ["install_audit_hook", "seal", "take_snapshot"]
+from autograder.grading.audit import PROTECTED
 
-_PROTECTED = ("autograder", "torch", "gradgraph", "builtins", "math", "warnings", "__main__")
+__all__ = ["seal", "take_snapshot"]
+
 # The standard-library modules the worker's channel and runner use.
 _STDLIB = ("json", "json.encoder", "json.decoder", "os", "io", "struct", "pickle", "codecs")
-_REFUSED_EVENTS = frozenset(
-    {
-        "sys.addaudithook",
-        "sys.settrace",
-        "sys.setprofile",
-        "sys._getframe",
-        "sys._current_frames",
-        "sys._current_exceptions",
-        "gc.get_objects",
-        "gc.get_referrers",
-        "gc.get_referents",
-        "os.kill",
-        "os.killpg",
-        "signal.pthread_kill",
-        "subprocess.Popen",
-        "os.system",
-        "os.exec",
-        "os.posix_spawn",
-        "os.spawn",
-        "pty.spawn",
-    }
-)
-_FRAME_ATTRIBUTES = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame"})
-_FUNCTION_INTERNALS = frozenset({"__code__", "__defaults__", "__kwdefaults__", "__globals__"})
 _FunctionType = types.FunctionType
 _MISSING = object()
 
@@ -84,87 +58,6 @@ def seal(module: types.ModuleType) -> None:
             copy.__dict__.update(value.__dict__)
             private[name] = copy
     namespace.update({key: value for key, value in private.items() if value is not namespace[key]})
-
-
-def _frame_readers() -> frozenset[Any]:
-    """Library functions allowed to call ``sys._getframe``: each returns a name or a line,
-    never a frame, so a learner calling them learns nothing about the grader."""
-    import collections
-    import enum
-    import traceback
-    import typing
-
-    import torch.library
-    import typing_extensions
-
-    import gradgraph.source
-
-    functions = [
-        getattr(typing, "_caller", None),
-        getattr(typing_extensions, "_caller", None),
-        getattr(typing_extensions, "_has_generic_or_protocol_as_origin", None),
-        collections.namedtuple,
-        getattr(enum.EnumType, "_create_", None),
-        traceback.format_stack,
-        traceback.extract_stack,
-        traceback.print_stack,
-        torch.library.Library.__init__,
-        gradgraph.source.user_source_line,
-    ]
-    return frozenset(function.__code__ for function in functions if function is not None)
-
-
-def install_audit_hook() -> Callable[[], None]:
-    """Install the hook that refuses escapes once armed; returns the function that arms it
-    (for good: nothing disarms it)."""
-    import torch
-
-    state = {"armed": False, "inside": False}
-    readers = _frame_readers()
-    get_frame = sys._getframe
-    # torch.func reads its own caller's frame through inspect.currentframe; a frame handed to
-    # torch's own code never reaches the notebook.
-    current_frame = inspect.currentframe.__code__
-    torch_folder = os.path.dirname(torch.__file__) + os.sep
-    refused, frames, internals = _REFUSED_EVENTS, _FRAME_ATTRIBUTES, _FUNCTION_INTERNALS
-    protected, getattr_, str_ = _PROTECTED, getattr, str
-
-    def caller() -> tuple[Any, str]:
-        """The code that asked for a frame, and, when that is ``inspect.currentframe``, the
-        file of the function that called it."""
-        state["inside"] = True
-        try:
-            code = get_frame(2).f_code
-            outer = get_frame(3).f_code.co_filename if code is current_frame else ""
-            return code, outer
-        finally:
-            state["inside"] = False
-
-    def hook(event: str, arguments: tuple[Any, ...]) -> None:
-        if not state["armed"] or state["inside"]:
-            return
-        if event == "sys._getframe":
-            code, outer = caller()
-            if code in readers or (outer.startswith(torch_folder) and code is current_frame):
-                return
-            raise RuntimeError(
-                f"the grading sandbox does not allow sys._getframe (called by {code.co_name})"
-            )
-        if event in refused or event.startswith("ctypes."):
-            raise RuntimeError(f"the grading sandbox does not allow {event}")
-        if event == "object.__getattr__" and arguments[1] in frames:
-            raise RuntimeError("the grading sandbox does not allow reading frames")
-        if event == "object.__setattr__" and arguments[1] in internals:
-            module = getattr_(arguments[0], "__module__", None) or ""
-            if str_.split(module, ".")[0] in protected:
-                raise RuntimeError("the grading sandbox does not allow patching library code")
-
-    sys.addaudithook(hook)
-
-    def arm() -> None:
-        state["armed"] = True
-
-    return arm
 
 
 def _classes(modules: Iterable[types.ModuleType]) -> list[type]:
@@ -220,7 +113,7 @@ def take_snapshot() -> Callable[[], list[str]]:
     modules = {
         name: module
         for name, module in sys.modules.items()
-        if module is not None and (name.split(".")[0] in _PROTECTED or name in _STDLIB)
+        if module is not None and (name.split(".")[0] in PROTECTED or name in _STDLIB)
     }
     watched = [
         (name, module)

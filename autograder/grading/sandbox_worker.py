@@ -20,10 +20,10 @@ Why the cells run here and not in an IPython kernel: with no IPython there are n
 transformers and no run-cell machinery for a learner's cell to replace, and the grader compiles
 every cell itself. Before the first job the worker imports what notebooks use, seals the
 checks' and its own modules, takes the snapshot of what tests rely on and installs the audit
-hook (:mod:`autograder.grading.guard`); in the child ``__main__`` is a blank module, so a
-notebook's ``import __main__`` finds nothing of the worker's. The final decision is not taken
-here: the grader judges the records against the solution's run (see
-:mod:`autograder.grading.scoring`).
+hook (:mod:`autograder.grading.guard`, :mod:`autograder.grading.audit`); in the child
+``__main__`` is a blank module, so a notebook's ``import __main__`` finds nothing of the
+worker's. The final decision is not taken here: the grader judges the records against the
+solution's run (see :mod:`autograder.grading.scoring`).
 
 Example (a job's limits)::
 
@@ -56,6 +56,7 @@ _LIMITS = {
 }
 _SEALED = (
     "autograder.checks",
+    "autograder.grading.audit",
     "autograder.grading.channel",
     "autograder.grading.guard",
     "autograder.grading.runner",
@@ -130,8 +131,9 @@ def main() -> None:
         os.dup2(quiet, descriptor)
     sys.path[:] = [entry for entry in sys.path if entry not in ("", os.getcwd())]
     _preload()
+    from autograder.grading.audit import install_audit_hook
     from autograder.grading.channel import open_channel
-    from autograder.grading.guard import install_audit_hook, take_snapshot
+    from autograder.grading.guard import take_snapshot
     from autograder.grading.runner import make_runner
 
     receive, send = open_channel(reading, writing)

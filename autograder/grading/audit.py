@@ -1,0 +1,129 @@
+"""The audit hook of the grading worker: once armed (from the first learner cell), it refuses
+what could reach past the rest of the guard, for as long as the child lives.
+
+Refused: frames (``sys._getframe`` and the frame attributes of tracebacks, generators and
+coroutines), the garbage collector's object lists, ctypes, new audit hooks, tracing and
+profiling, signals to other processes, subprocesses, and patching the code, defaults or
+globals of a library function. A few library functions may read a frame because they return
+only a name or a line, and torch's own code may use ``inspect.currentframe``.
+
+Example::
+
+    >>> "sys.settrace" in REFUSED_EVENTS, "gc.get_objects" in REFUSED_EVENTS
+    (True, True)
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import sys
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["PROTECTED", "REFUSED_EVENTS", "install_audit_hook"]
+
+PROTECTED = ("autograder", "torch", "gradgraph", "builtins", "math", "warnings", "__main__")
+REFUSED_EVENTS = frozenset(
+    {
+        "sys.addaudithook",
+        "sys.settrace",
+        "sys.setprofile",
+        "sys._getframe",
+        "sys._current_frames",
+        "sys._current_exceptions",
+        "gc.get_objects",
+        "gc.get_referrers",
+        "gc.get_referents",
+        "os.kill",
+        "os.killpg",
+        "signal.pthread_kill",
+        "subprocess.Popen",
+        "os.system",
+        "os.exec",
+        "os.posix_spawn",
+        "os.spawn",
+        "pty.spawn",
+    }
+)
+_FRAME_ATTRIBUTES = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame"})
+_FUNCTION_INTERNALS = frozenset({"__code__", "__defaults__", "__kwdefaults__", "__globals__"})
+def _frame_readers() -> frozenset[Any]:
+    """Library functions allowed to call ``sys._getframe``: each returns a name or a line,
+    never a frame, so a learner calling them learns nothing about the grader."""
+    import collections
+    import enum
+    import traceback
+    import typing
+
+    import torch.library
+    import typing_extensions
+
+    import gradgraph.source
+
+    functions = [
+        getattr(typing, "_caller", None),
+        getattr(typing_extensions, "_caller", None),
+        getattr(typing_extensions, "_has_generic_or_protocol_as_origin", None),
+        collections.namedtuple,
+        getattr(enum.EnumType, "_create_", None),
+        traceback.format_stack,
+        traceback.extract_stack,
+        traceback.print_stack,
+        torch.library.Library.__init__,
+        gradgraph.source.user_source_line,
+    ]
+    return frozenset(function.__code__ for function in functions if function is not None)
+
+
+def install_audit_hook() -> Callable[[], None]:
+    """Install the hook that refuses escapes once armed; returns the function that arms it
+    (for good: nothing disarms it)."""
+    import torch
+
+    state = {"armed": False, "inside": False}
+    readers = _frame_readers()
+    get_frame = sys._getframe
+    # torch.func reads its own caller's frame through inspect.currentframe; a frame handed to
+    # torch's own code never reaches the notebook.
+    current_frame = inspect.currentframe.__code__
+    torch_folder = os.path.dirname(torch.__file__) + os.sep
+    refused, frames, internals = REFUSED_EVENTS, _FRAME_ATTRIBUTES, _FUNCTION_INTERNALS
+    protected, getattr_, str_ = PROTECTED, getattr, str
+
+    def caller() -> tuple[Any, str]:
+        """The code that asked for a frame, and, when that is ``inspect.currentframe``, the
+        file of the function that called it."""
+        state["inside"] = True
+        try:
+            code = get_frame(2).f_code
+            outer = get_frame(3).f_code.co_filename if code is current_frame else ""
+            return code, outer
+        finally:
+            state["inside"] = False
+
+    def hook(event: str, arguments: tuple[Any, ...]) -> None:
+        if not state["armed"] or state["inside"]:
+            return
+        if event == "sys._getframe":
+            code, outer = caller()
+            if code in readers or (outer.startswith(torch_folder) and code is current_frame):
+                return
+            raise RuntimeError(
+                f"the grading sandbox does not allow sys._getframe (called by {code.co_name})"
+            )
+        if event in refused or event.startswith("ctypes."):
+            raise RuntimeError(f"the grading sandbox does not allow {event}")
+        if event == "object.__getattr__" and arguments[1] in frames:
+            raise RuntimeError("the grading sandbox does not allow reading frames")
+        if event == "object.__setattr__" and arguments[1] in internals:
+            module = getattr_(arguments[0], "__module__", None) or ""
+            if str_.split(module, ".")[0] in protected:
+                raise RuntimeError("the grading sandbox does not allow patching library code")
+
+    sys.addaudithook(hook)
+
+    def arm() -> None:
+        state["armed"] = True
+
+    return arm
