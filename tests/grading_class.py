@@ -366,12 +366,12 @@ def classify(tensors):
 """
 _REWRITE_RECORDS = """
 def classify(tensors):
-    import autograder.checks as checks
-    for sink, _ in list(checks._record_sinks):
+    import autograder.checks.records as records
+    for sink, _ in list(records._record_sinks):
         for record in getattr(sink, "__self__", []):
             record.update(condition=["bool", True], failure=None)
             record["actual"] = record.get("expected", record.get("actual"))
-    checks._record_sinks.clear()
+    records._record_sinks.clear()
     return {name: "leaf" for name in tensors}
 """
 # Honest scratch work that draws random numbers between the exercises.

@@ -27,8 +27,7 @@ Example::
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Collection, Iterator
-from contextlib import contextmanager
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +37,16 @@ from autograder.checks.evidence import describe, type_label
 from autograder.checks.live import shows_outcome
 from autograder.checks.messages import whole_message, wrapped
 from autograder.checks.predictions import read_first_predictions, reveal_prediction
-from autograder.checks.rules import judge
+from autograder.checks.records import (
+    CheckFailed,
+    send_records_to,
+)
+from autograder.checks.records import (
+    decide as _decide,
+)
+from autograder.checks.records import (
+    declared as _declared,
+)
 
 __all__ = [
     "CheckFailed",
@@ -56,57 +64,9 @@ __all__ = [
     "shows_outcome",
 ]
 
-Record = dict[str, Any]
-_record_sinks: list[tuple[Callable[[Record], None], bool]] = []
 _callable = callable
 # What a traceback (and nbgrader's Validate) shows before a failure's first line.
 _SHOWN_BEFORE = len("CheckFailed: ")
-# What each rule's record holds that the test computed as the right answer: in a learner's run
-# the grader takes these from the solution's run of the same check instead.
-EXPECTED_FIELDS = {
-    "type": ("expected",),
-    "equal": ("expected",),
-    "choice": ("choices",),
-    "mapping": ("keys",),
-    "tensor": ("expected", "rtol", "atol"),
-}
-
-
-class CheckFailed(AssertionError):
-    """A test cell's check failed; the message says why and what to do next."""
-
-
-@contextmanager
-def send_records_to(sink: Callable[[Record], None], *, expected: bool = True) -> Iterator[None]:
-    """Pass every check's record to ``sink`` (the class grader's channel) while inside; with
-    ``expected=False`` (a learner's run) a copy without the fields of ``EXPECTED_FIELDS``,
-    unless the check says its answer may differ.
-
-    >>> seen = []
-    >>> with send_records_to(seen.append, expected=False):
-    ...     expect(True, "never shown")
-    ...     expect_equal("n", 2, 2)
-    >>> seen  # doctest: +NORMALIZE_WHITESPACE
-    [{'rule': 'expect', 'condition': ['bool', True], 'message': 'never shown', 'hint': None},
-     {'rule': 'equal', 'name': 'n', 'actual': ['int', 2], 'hint': None}]
-    """
-    entry = (sink, expected)
-    _record_sinks.append(entry)
-    try:
-        yield
-    finally:
-        _record_sinks.remove(entry)
-
-
-def _decide(record: Record) -> None:
-    hidden = () if record.get("may_differ") else EXPECTED_FIELDS.get(record["rule"], ())
-    for sink, expected in _record_sinks:
-        sink(record if expected else {k: v for k, v in record.items() if k not in hidden})
-    message = judge(record)
-    if message is not None:
-        raise CheckFailed(message)
-
-
 def expect(condition: object, message: str, *, hint: str | None = None) -> None:
     """Pass only when ``condition`` is the object ``True`` (a truthy stand-in does not count).
 
@@ -255,10 +215,6 @@ the largest difference is 0.5 (at index 1).
             answer_may_differ,
         )
     )
-
-
-def _declared(record: Record, answer_may_differ: bool) -> Record:
-    return {**record, "may_differ": True} if answer_may_differ else record
 
 
 def expect_leaf(name: str, tensor: object, *, hint: str | None = None) -> None:

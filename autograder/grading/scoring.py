@@ -30,7 +30,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from autograder.checks import EXPECTED_FIELDS
+from autograder.checks.records import EXPECTED_FIELDS
 from autograder.checks.rules import judge
 from autograder.grading.assemble import Job
 from autograder.grading.results import ItemInfo, ItemResult

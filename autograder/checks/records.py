@@ -1,0 +1,84 @@
+"""How a check's record travels: to the sinks the class grader installs, then to its rule.
+
+The checks of :mod:`autograder.checks` build a record of plain evidence and hand it to
+:func:`decide`, which passes it to every sink :func:`send_records_to` installed (the grading
+worker's, in a class run) and raises :class:`CheckFailed` with the rule's message when the
+check fails. In a learner's run the sinks get the record without the fields of
+``EXPECTED_FIELDS``: the grader takes those from the same check of the solution's run.
+
+Example::
+
+    >>> seen = []
+    >>> with send_records_to(seen.append, expected=False):
+    ...     decide({"rule": "equal", "name": "n", "actual": ["int", 2], "expected": ["int", 2]})
+    >>> seen
+    [{'rule': 'equal', 'name': 'n', 'actual': ['int', 2]}]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from autograder.checks.rules import judge
+
+__all__ = ["EXPECTED_FIELDS", "CheckFailed", "Record", "declared", "decide", "send_records_to"]
+
+Record = dict[str, Any]
+_record_sinks: list[tuple[Callable[[Record], None], bool]] = []
+# What each rule's record holds that the test computed as the right answer: in a learner's run
+# the grader takes these from the solution's run of the same check instead.
+EXPECTED_FIELDS = {
+    "type": ("expected",),
+    "equal": ("expected",),
+    "choice": ("choices",),
+    "mapping": ("keys",),
+    "tensor": ("expected", "rtol", "atol"),
+}
+
+
+class CheckFailed(AssertionError):
+    """A test cell's check failed; the message says why and what to do next."""
+
+
+# Shown where notebooks import it (``autograder.checks.CheckFailed``).
+CheckFailed.__module__ = "autograder.checks"
+
+
+@contextmanager
+def send_records_to(sink: Callable[[Record], None], *, expected: bool = True) -> Iterator[None]:
+    """Pass every check's record to ``sink`` (the class grader's channel) while inside; with
+    ``expected=False`` (a learner's run) a copy without the fields of ``EXPECTED_FIELDS``,
+    unless the check says its answer may differ.
+
+    >>> seen = []
+    >>> from autograder.checks import expect, expect_equal
+    >>> with send_records_to(seen.append, expected=False):
+    ...     expect(True, "never shown")
+    ...     expect_equal("n", 2, 2)
+    >>> seen  # doctest: +NORMALIZE_WHITESPACE
+    [{'rule': 'expect', 'condition': ['bool', True], 'message': 'never shown', 'hint': None},
+     {'rule': 'equal', 'name': 'n', 'actual': ['int', 2], 'hint': None}]
+    """
+    entry = (sink, expected)
+    _record_sinks.append(entry)
+    try:
+        yield
+    finally:
+        _record_sinks.remove(entry)
+
+
+def decide(record: Record) -> None:
+    """Pass ``record`` to every sink, then raise :class:`CheckFailed` if the rule fails it."""
+    hidden = () if record.get("may_differ") else EXPECTED_FIELDS.get(record["rule"], ())
+    for sink, expected in _record_sinks:
+        sink(record if expected else {k: v for k, v in record.items() if k not in hidden})
+    message = judge(record)
+    if message is not None:
+        raise CheckFailed(message)
+
+
+def declared(record: Record, answer_may_differ: bool) -> Record:
+    """``record``, marked as a check whose right answer may differ when so declared."""
+    return {**record, "may_differ": True} if answer_may_differ else record
