@@ -8,7 +8,7 @@ column stays on its last frame once its recording has ended).
 >>> with gradgraph.record(names={"x": x}) as rec:
 ...     x.exp().sum().backward()
 >>> page = rec.to_html(); rec.close()
->>> page.count("data:image/png;base64,") == len(rec.events)
+>>> page.count("data:image/svg+xml;base64,") == len(rec.events)
 True
 """
 
@@ -65,7 +65,7 @@ _SCRIPT = """
 
 
 def to_html(*stores: FrameStore, titles: Sequence[str] = ()) -> str:
-    """An HTML fragment with every frame embedded (base64 PNG) and a few lines of JS.
+    """An HTML fragment with every frame embedded (base64 SVG) and a few lines of JS.
 
     Several stores are shown side by side, one column each, headed by ``titles``.
     """
@@ -101,13 +101,17 @@ def _column(store: FrameStore, title: str | None, width: str) -> str:
     )
     images = "".join(
         f'<img alt="step {i + 1}" style="display:none;max-width:100%" '
-        f'src="data:image/png;base64,{base64.b64encode(store.frame(i)).decode("ascii")}">'
+        f'src="data:image/svg+xml;base64,{_base64(store.svg(i).encode())}">'
         for i in range(len(store))
     )
     return (
         f'<div class="gradgraph-column" style="flex:1 1 {width};min-width:0">{heading}{images}'
         f'<div class="caption" style="font-size:{size}"></div></div>'
     )
+
+
+def _base64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
 
 
 def save(store: FrameStore, path: str | Path) -> Path:

@@ -2,7 +2,7 @@
 
 One source of state: ``slider.value``, the current event. The Play widget is linked to
 it, every button only changes it, and one observer shows the frame and caption for it
-(frames are cached PNGs, so scrubbing back is instant). Several recordings can share
+(frames are cached SVGs, so scrubbing back is instant). Several recordings can share
 one player, side by side (see :func:`gradgraph.side_by_side`); each column stays on its last
 frame once its recording has ended.
 
@@ -40,7 +40,7 @@ class _Column:
     def __init__(self, frames: FrameStore, title: str | None, width: str) -> None:
         self.frames = frames
         self.size = "1.6em" if frames.projector else "1.1em"
-        self.image = widgets.Image(format="png", layout=widgets.Layout(width="100%"))
+        self.image = widgets.Image(format="svg+xml", layout=widgets.Layout(max_width="100%"))
         self.caption = widgets.HTML()
         parts: list[widgets.Widget] = [self.image, self.caption]
         if title:
@@ -50,7 +50,7 @@ class _Column:
 
     def show(self, step: int) -> None:
         step = min(step, len(self.frames) - 1)
-        self.image.value = self.frames.frame(step)
+        self.image.value = self.frames.svg(step).encode()
         text = html.escape(self.frames.scene(step).caption)
         self.caption.value = f"<div style='font-size:{self.size}; line-height:1.4'>{text}</div>"
 

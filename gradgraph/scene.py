@@ -1,32 +1,32 @@
 """What the picture shows after a given event: the state of every displayed node.
 
-A scene is a pure function of the events up to a step and the layout, so drawing a
-step twice gives the same frame.
+Scenes are computed in one pass over the events (each from the one before), so a film
+of n events costs O(n) to prepare, and drawing a step twice gives the same frame.
 
 >>> import torch, gradgraph
->>> from gradgraph.layout import layout
+>>> from gradgraph.layout import build_graph
 >>> x = torch.ones(3, requires_grad=True)
 >>> with gradgraph.record(names={"x": x}) as rec:
 ...     x.exp().sum().backward()
 >>> events = rec.events; rec.close()
->>> s = scene_at(events, layout(events), 2)
+>>> s = scenes(events, build_graph(events))[2]
 >>> s.present, s.saved
-({0, 1}, {1: 1})
->>> s = scene_at(events, layout(events), len(events) - 1)
->>> sorted(s.ran.items()), s.saved, round(s.grads[0], 4)
-([(0, 1), (1, 1), (2, 1)], {}, 4.7082)
+({0, 1}, {1: (1, 12)})
+>>> s = scenes(events, build_graph(events))[-1]
+>>> sorted(s.ran.items()), s.saved, s.freed, round(s.grads[0], 4)
+([(0, 1), (1, 1), (2, 1)], {}, {1: (1, 12)}, 4.7082)
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .captions import caption
-from .events import Event, EventKind
-from .layout import GraphLayout
+from .events import BackwardCall, Event, EventKind
+from .layout import RecordedGraph
 
-__all__ = ["Scene", "scene_at"]
+__all__ = ["Scene", "scenes"]
 
 
 @dataclass
@@ -34,8 +34,12 @@ class Scene:
     """Displayed-node state after event ``step``.
 
     ``present``: nodes created so far; ``ran``: how many times each ran in backward;
-    ``saved``: live saved tensors per node; ``grads``: the norm of what ``.grad`` holds, per node;
-    ``current``: the node the current event is about (None for module hooks, errors).
+    ``saved`` / ``freed``: (count, bytes) of the tensors a node holds / has released;
+    ``grads``: the norm of what ``.grad`` holds; ``hooks``: the last hook fired on a node;
+    ``module_hooks``: the last hook fired on each top-level module; ``failed``: the node
+    whose backward raised (None: none did); ``current`` / ``current_module``: what the
+    current event is about; ``call``: the backward call it belongs to; ``calls``: how
+    many backward calls have started so far.
     """
 
     step: int
@@ -43,35 +47,75 @@ class Scene:
     caption: str
     present: set[int] = field(default_factory=set)
     ran: dict[int, int] = field(default_factory=dict)
-    saved: dict[int, int] = field(default_factory=dict)
+    saved: dict[int, tuple[int, int]] = field(default_factory=dict)
+    freed: dict[int, tuple[int, int]] = field(default_factory=dict)
     grads: dict[int, float] = field(default_factory=dict)
+    hooks: dict[int, str] = field(default_factory=dict)
+    module_hooks: dict[str, str] = field(default_factory=dict)
+    failed: int | None = None
     current: int | None = None
+    current_module: str | None = None
+    call: BackwardCall | None = None
+    calls: int = 0
 
     def __repr__(self) -> str:
         return f"Scene(step={self.step}, {self.event!r})"
 
 
-def scene_at(events: Sequence[Event], graph: GraphLayout, step: int) -> Scene:
-    """The scene after ``events[step]`` (0-based)."""
-    if not 0 <= step < len(events):
-        raise IndexError(
-            f"step {step} is outside the recording's {len(events)} events (0..{len(events) - 1})"
-        )
-    event = events[step]
-    scene = Scene(step=step, event=event, caption=caption(event))
-    for e in events[: step + 1]:
+def _add(counts: dict[int, tuple[int, int]], g: int, n: int, nbytes: int) -> None:
+    count, total = counts.get(g, (0, 0))
+    counts[g] = (count + n, total + nbytes)
+    if counts[g][0] <= 0:
+        del counts[g]
+
+
+def _copied(scene: Scene) -> Scene:
+    return replace(
+        scene,
+        present=set(scene.present),
+        ran=dict(scene.ran),
+        saved=dict(scene.saved),
+        freed=dict(scene.freed),
+        grads=dict(scene.grads),
+        hooks=dict(scene.hooks),
+        module_hooks=dict(scene.module_hooks),
+    )
+
+
+def scenes(events: Sequence[Event], graph: RecordedGraph) -> list[Scene]:
+    """The scene after each event, in order."""
+    result: list[Scene] = []
+    state = Scene(step=-1, event=events[0], caption="") if events else None
+    for step, e in enumerate(events):
+        state = _copied(state) if result else state
         g = graph.group_of.get(e.node) if e.node is not None else None
+        details = e.details
         if e.kind is EventKind.NODE:
-            scene.present.add(g)
+            state.present.add(g)
         elif e.kind is EventKind.BACKWARD:
-            scene.ran[g] = scene.ran.get(g, 0) + 1
+            state.ran[g] = state.ran.get(g, 0) + 1
         elif e.kind is EventKind.SAVED:
-            scene.saved[g] = scene.saved.get(g, 0) + 1
+            _add(state.saved, g, 1, 0 if details.get("alias") else details["bytes"])
         elif e.kind is EventKind.FREED:
-            scene.saved[g] -= 1  # a free always follows its save
+            released = details["bytes"] if details.get("released") else 0
+            _add(state.saved, g, -1, -released)
+            _add(state.freed, g, 1, released)
         elif e.kind is EventKind.GRAD and g is not None:
-            held = e.details.get("accumulated_norm")
-            scene.grads[g] = held if held is not None else e.details["norm"]
-    scene.saved = {g: n for g, n in scene.saved.items() if n > 0}
-    scene.current = graph.group_of.get(event.node) if event.node is not None else None
-    return scene
+            held = details.get("accumulated_norm")
+            state.grads[g] = held if held is not None else details["norm"]
+        elif e.kind is EventKind.HOOK:
+            if g is not None:
+                state.hooks[g] = details["kind"]
+            elif details.get("module"):
+                state.module_hooks[details["module"].split(".")[0]] = details["kind"]
+        elif e.kind is EventKind.ERROR and g is not None:
+            state.failed = g
+        if e.call is not None:
+            state.calls = max(state.calls, e.call.number)
+        state.step, state.event, state.caption = step, e, caption(e)
+        state.call = e.call
+        state.current = g
+        module = details.get("module") if e.kind is EventKind.HOOK and g is None else None
+        state.current_module = module.split(".")[0] if module else None
+        result.append(state)
+    return result

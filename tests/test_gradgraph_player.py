@@ -15,7 +15,7 @@ import torch
 from PIL import Image
 
 import gradgraph
-import gradgraph.render
+import gradgraph.frames
 from gradgraph import EventKind
 from gradgraph.frames import FrameStore
 from gradgraph.player import Player
@@ -73,7 +73,7 @@ def test_play_widget_and_speed_share_the_single_step_state(recording):
     assert player.play.value == 7
     player.speed.value = 175
     assert player.play.interval == 175
-    assert bytes(player.image.value) == player.frames.frame(7)
+    assert bytes(player.image.value) == player.frames.svg(7).encode()
 
 
 def test_caption_and_frame_follow_the_slider(recording, events):
@@ -83,7 +83,7 @@ def test_caption_and_frame_follow_the_slider(recording, events):
     assert "ExpBackward0 saved its result (3 floats, 12 B): the derivative of exp is exp." in (
         player.caption.value
     )
-    assert bytes(player.image.value).startswith(PNG_SIGNATURE)
+    assert bytes(player.image.value).startswith(b"<svg")
     freed = index_of(events, EventKind.FREED, "ExpBackward0")
     player.slider.value = freed
     assert "ExpBackward0 freed its result" in player.caption.value
@@ -92,7 +92,7 @@ def test_caption_and_frame_follow_the_slider(recording, events):
     bundle = player._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in bundle
     # what nbconvert's HTML export shows: every frame, playable with no kernel
-    assert bundle["text/html"].count("data:image/png;base64,") == len(events)
+    assert bundle["text/html"].count("data:image/svg+xml;base64,") == len(events)
     assert 'class="gradgraph-player"' in bundle["text/html"]
 
 
@@ -103,28 +103,39 @@ def test_scene_shows_saved_badges_until_freed_and_grads_on_leaves(events):
     saved_at = index_of(events, EventKind.SAVED, "ExpBackward0")
     freed_at = index_of(events, EventKind.FREED, "ExpBackward0")
     assert exp_node not in store.scene(saved_at - 1).saved
-    assert store.scene(saved_at).saved[exp_node] == 1
-    assert store.scene(freed_at - 1).saved[exp_node] == 1
+    assert store.scene(saved_at).saved[exp_node] == (1, 12)
+    assert store.scene(freed_at - 1).saved[exp_node] == (1, 12)
     assert exp_node not in store.scene(freed_at).saved
+    assert store.scene(freed_at).freed[exp_node] == (1, 12)  # marked as freed, not vanished
     first_grad = index_of(events, EventKind.GRAD, "x")
     assert x_node not in store.scene(first_grad - 1).grads
     assert store.scene(first_grad).grads[x_node] == pytest.approx(
         events[first_grad].details["norm"]
     )
+    second_grad = [e.index for e in events if e.kind is EventKind.GRAD and e.name == "x"][1]
+    held = events[second_grad].details["accumulated_norm"]  # what .grad holds: 2x the first
+    assert store.scene(second_grad).grads[x_node] == pytest.approx(held)
+    assert held == pytest.approx(2 * events[first_grad].details["norm"])
     assert store.scene(len(events) - 1).ran[exp_node] == 3  # three backward passes reached it
 
 
-def test_frames_are_pngs_cached_and_differ_between_steps(events, monkeypatch):
+def test_frames_are_svgs_and_pngs_cached_and_differ_between_steps(events, monkeypatch):
     store = FrameStore(events)
     calls = []
-    real = gradgraph.render.render_frame
-    monkeypatch.setattr(gradgraph.render, "render_frame", lambda *a: calls.append(1) or real(*a))
-    first, second = store.frame(0), store.frame(1)
-    assert first.startswith(PNG_SIGNATURE) and first != second
-    assert store.frame(0) is first and len(calls) == 2  # scrubbing back renders nothing
-    width, height = Image.open(io.BytesIO(first)).size
-    projector = Image.open(io.BytesIO(FrameStore(events, projector=True).frame(0))).size
-    assert projector[0] > width and projector[1] > height
+    real = gradgraph.frames.to_svg
+    monkeypatch.setattr(gradgraph.frames, "to_svg", lambda *a: calls.append(1) or real(*a))
+    first, second = store.svg(0), store.svg(1)
+    assert first.startswith("<svg") and first != second
+    assert store.svg(0) is first and len(calls) == 2  # scrubbing back draws nothing
+    png = store.frame(0)
+    assert png.startswith(PNG_SIGNATURE) and store.frame(0) is png
+    width, height = Image.open(io.BytesIO(png)).size
+    projector = FrameStore(events, projector=True)
+    assert Image.open(io.BytesIO(projector.frame(0))).size == (
+        round(width * 1.5),
+        round(height * 1.5),
+    )
+    assert f'width="{store.film.width * 1.5:.0f}"' in projector.svg(0)
 
 
 def test_layout_is_fixed_for_the_whole_recording(events):
@@ -134,17 +145,7 @@ def test_layout_is_fixed_for_the_whole_recording(events):
     assert store.scene(0).present == {0}
 
 
-def test_drawing_happens_only_on_the_main_thread_while_backward_runs_in_a_worker(
-    events, monkeypatch
-):
-    drawn_on: list[str] = []
-    real = gradgraph.render.render_frame
-
-    def spy(*args):
-        drawn_on.append(threading.current_thread().name)
-        return real(*args)
-
-    monkeypatch.setattr(gradgraph.render, "render_frame", spy)
+def test_frames_are_drawn_while_a_workers_backward_only_logs(events):
     in_backward, main_drew = threading.Event(), threading.Event()
 
     def pause_backward(grad):
@@ -165,27 +166,12 @@ def test_drawing_happens_only_on_the_main_thread_while_backward_runs_in_a_worker
     rec.close()
     backward_threads = {e.thread for e in rec.events if e.kind is EventKind.BACKWARD}
     assert backward_threads == {"autograd-like-worker"}  # the worker's hooks only logged
-    rec.play().step_forward()
-    assert len(drawn_on) == 4 and set(drawn_on) == {threading.main_thread().name}
-    errors = []
-    off_main = threading.Thread(target=lambda: errors.append(_frame_error(rec.events)))
-    off_main.start()
-    off_main.join()
-    assert "only on the main thread" in errors[0]
-
-
-def _frame_error(events) -> str:
-    try:
-        FrameStore(events).frame(0)
-    except RuntimeError as err:
-        return str(err)
-    return "no error"
+    assert rec.play().frames.svg(0).startswith("<svg")
 
 
 def test_html_export_holds_every_frame_and_needs_no_kernel(recording, events):
-    assert recording.to_html().count("data:image/png;base64,") == len(events)
     page = recording.to_html()
-    assert page.count('src="data:image/png;base64,') == len(events)
+    assert page.count('src="data:image/svg+xml;base64,') == len(events)
     assert "<script>" in page and "setInterval" in page
     assert "http://" not in page and "https://" not in page
     for button in ("play", "back", "next", "reset"):
@@ -298,13 +284,13 @@ def test_side_by_side_steps_both_recordings_with_one_slider(full_and_frozen):
     left, right = player.columns
     assert "full" in player.widget.children[2].children[0].children[0].value
     player.slider.value = 1
-    assert bytes(left.image.value) == left.frames.frame(1)
-    assert bytes(right.image.value) == right.frames.frame(1)
+    assert bytes(left.image.value) == left.frames.svg(1).encode()
+    assert bytes(right.image.value) == right.frames.svg(1).encode()
     player.slider.value = player.slider.max  # the shorter recording stays on its last frame
-    assert bytes(right.image.value) == right.frames.frame(len(frozen) - 1)
+    assert bytes(right.image.value) == right.frames.svg(len(frozen) - 1).encode()
     assert html.escape(right.frames.scene(len(frozen) - 1).caption) in right.caption.value
     bundle = player._repr_mimebundle_()
-    assert bundle["text/html"].count("data:image/png;base64,") == len(full) + len(frozen)
+    assert bundle["text/html"].count("data:image/svg+xml;base64,") == len(full) + len(frozen)
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="needs node to run the page's script")
