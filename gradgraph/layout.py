@@ -352,8 +352,11 @@ def _normalised(
     engine: str,
 ) -> GraphLayout:
     """Shift everything so that the drawing starts at (0, 0)."""
+    bends = [p for points in routes.values() for p in points]
     lefts = [centres[g][0] - sizes[g][0] / 2 for g in centres] + [f[0] for f in modules.values()]
     tops = [centres[g][1] - sizes[g][1] / 2 for g in centres] + [f[1] for f in modules.values()]
+    lefts += [x for x, _ in bends]
+    tops += [y for _, y in bends]
     dx, dy = -min(lefts, default=0.0), -min(tops, default=0.0)
 
     def moved(p: Point) -> Point:
@@ -361,9 +364,12 @@ def _normalised(
 
     centres = {g: moved(p) for g, p in centres.items()}
     routes = {key: tuple(moved(p) for p in points) for key, points in routes.items()}
+    bends = [p for points in routes.values() for p in points]
     modules = {m: (f[0] + dx, f[1] + dy, f[2] + dx, f[3] + dy) for m, f in modules.items()}
     rights = [centres[g][0] + sizes[g][0] / 2 for g in centres] + [f[2] for f in modules.values()]
     bottoms = [centres[g][1] + sizes[g][1] / 2 for g in centres] + [f[3] for f in modules.values()]
+    rights += [x for x, _ in bends]
+    bottoms += [y for _, y in bends]
     return GraphLayout(
         graph=graph,
         positions=centres,

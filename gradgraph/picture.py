@@ -249,7 +249,7 @@ class Film:
                 if g is None or g not in widths:
                     continue
                 for row, text in self.node_lines(g, scene):
-                    size, bold = (TITLE, True) if row == "title" else (SMALL, row == "grad")
+                    size, bold = (TITLE, True) if row == "title" else (SMALL, row != "subtitle")
                     widths[g] = max(widths[g], text_width(text, size, bold))
         runs = max(final.ran.values(), default=0)
         prefix = text_width("✓×2 " if runs > 1 else "✓ ", TITLE, True)
