@@ -92,7 +92,7 @@ class Recording:
         self._modules = ModuleTracker(self._leaf_names)
         self._watcher = GraphWatcher(self._log, self._leaf_names, self._modules.current_path)
         self._closer = weakref.finalize(self, _close, self._watcher, self._log)
-        self._frame_stores: dict[tuple[int, bool], Any] = {}
+        self._frame_stores: dict[tuple[int, bool, tuple[str, ...]], Any] = {}
 
     @property
     def events(self) -> tuple[Event, ...]:
@@ -153,35 +153,37 @@ class Recording:
         """Remove every hook the recording left on the graph and stop recording (idempotent)."""
         self._closer()
 
-    def play(self, projector: bool = False) -> Any:
+    def play(self, projector: bool = False, fold: Sequence[str] = ()) -> Any:
         """An ipywidgets player over the events recorded so far (see ``gradgraph.player``).
 
-        ``projector=True``: large type for a classroom. ValueError if nothing was recorded.
+        ``projector=True``: everything 1.5 times larger, for a classroom. ``fold``:
+        top-level modules to draw as one box each (``fold=("trunk",)``). ValueError if
+        nothing was recorded.
         """
         from .player import Player
 
-        return Player(self._frame_store(projector))
+        return Player(self._frame_store(projector, fold))
 
-    def to_html(self, projector: bool = False) -> str:
-        """A self-contained HTML player (frames as base64 PNGs, a little JS), no kernel needed."""
+    def to_html(self, projector: bool = False, fold: Sequence[str] = ()) -> str:
+        """A self-contained HTML player (frames as base64 SVGs, a little JS), no kernel needed."""
         from .export import to_html
 
-        return to_html(self._frame_store(projector))
+        return to_html(self._frame_store(projector, fold))
 
-    def save(self, path: str | Path, projector: bool = False) -> Path:
+    def save(self, path: str | Path, projector: bool = False, fold: Sequence[str] = ()) -> Path:
         """Write the frames as a GIF (``.gif``) or a PNG strip (``.png``); return the path."""
         from .export import save
 
-        return save(self._frame_store(projector), path)
+        return save(self._frame_store(projector, fold), path)
 
-    def _frame_store(self, projector: bool) -> Any:
+    def _frame_store(self, projector: bool, fold: Sequence[str] = ()) -> Any:
         """Frames of the events so far, shared by play, to_html and save (drawing is lazy)."""
         from .frames import FrameStore
 
         events = self.events
-        key = (len(events), projector)
+        key = (len(events), projector, tuple(fold))
         if key not in self._frame_stores:
-            self._frame_stores[key] = FrameStore(events, projector=projector)
+            self._frame_stores[key] = FrameStore(events, projector=projector, fold=fold)
         return self._frame_stores[key]
 
     def _on_module_hook(self, module: str, kind: str, hook: str) -> None:
@@ -190,11 +192,15 @@ class Recording:
 
 
 def side_by_side(
-    *recordings: Recording, titles: Sequence[str] = (), projector: bool = False
+    *recordings: Recording,
+    titles: Sequence[str] = (),
+    projector: bool = False,
+    fold: Sequence[str] = (),
 ) -> Any:
     """One player over several recordings, side by side, stepped by one slider.
 
-    Use it to compare two runs of the same code (full vs frozen, retain_graph or not).
+    Use it to compare two runs of the same code (full vs frozen, retain_graph or not);
+    ``projector`` and ``fold`` as in :meth:`Recording.play`.
     Each column stays on its last frame once its recording has ended. Display the
     player in a notebook cell; ``player.to_html()`` (and nbconvert's HTML export) gives
     the same comparison with no kernel.
@@ -217,7 +223,7 @@ def side_by_side(
         raise ValueError("side_by_side() needs at least one recording")
     from .player import Player
 
-    return Player(*(r._frame_store(projector) for r in recordings), titles=titles)
+    return Player(*(r._frame_store(projector, fold) for r in recordings), titles=titles)
 
 
 def _close(watcher: GraphWatcher, log: EventLog) -> None:

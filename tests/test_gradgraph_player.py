@@ -217,6 +217,18 @@ def test_large_graphs_fold_by_module():
     assert graph.labels[graph.group_of[nodes[0].node]] == "0 (5 nodes)"
 
 
+def test_a_module_folds_into_one_box_on_request(full_and_frozen):
+    full, _ = full_and_frozen
+    unfolded = full.play().frames.graph
+    folded = full.play(fold=("0",)).frames.graph
+    assert len(folded.positions) < len(unfolded.positions)
+    assert "0 (4 nodes)" in folded.labels.values()
+    assert any(
+        "folded module" in t.text
+        for t in full.play(fold=("0",)).frames.picture(len(full) - 1).texts()
+    )
+
+
 NODE_HARNESS = """
 const el = () => ({style: {}, textContent: "", value: "0"});
 const column = (n) => {
