@@ -2,9 +2,10 @@
 
 One source of state: ``slider.value``, the current event. The Play widget is linked to
 it, every button only changes it, and one observer shows the frame and caption for it
-(frames are cached SVGs, so scrubbing back is instant). Several recordings can share
-one player, side by side (see :func:`gradgraph.side_by_side`); each column stays on its last
-frame once its recording has ended.
+(frames are cached SVGs, so scrubbing back is instant). Under each frame, ``inspect``
+picks a node: what it saved, the source line that made it, where its gradient goes next.
+Several recordings can share one player, side by side (see :func:`gradgraph.side_by_side`);
+each column stays on its last frame once its recording has ended.
 
 >>> import torch, gradgraph
 >>> x = torch.ones(3, requires_grad=True)
@@ -28,6 +29,7 @@ from typing import Any
 import ipywidgets as widgets
 
 from .frames import FrameStore
+from .inspector import node_facts
 
 __all__ = ["Player"]
 
@@ -42,17 +44,37 @@ class _Column:
         self.size = "1.6em" if frames.projector else "1.1em"
         self.image = widgets.Image(format="svg+xml", layout=widgets.Layout(max_width="100%"))
         self.caption = widgets.HTML()
-        parts: list[widgets.Widget] = [self.image, self.caption]
+        nodes = frames.film.graph.labels
+        self.inspect = widgets.Dropdown(
+            options=[("pick a node…", None)]
+            + [(f"{label} (#{g})", g) for g, label in nodes.items()],
+            description="inspect",
+            layout=widgets.Layout(width="320px"),
+        )
+        self.facts = widgets.HTML()
+        self.step = 0
+        self.inspect.observe(lambda _: self._show_facts(), names="value")
+        parts: list[widgets.Widget] = [self.image, self.caption, self.inspect, self.facts]
         if title:
             heading = f"<b style='font-size:{self.size}'>{html.escape(title)}</b>"
             parts.insert(0, widgets.HTML(heading))
         self.box = widgets.VBox(parts, layout=widgets.Layout(width=width))
 
     def show(self, step: int) -> None:
-        step = min(step, len(self.frames) - 1)
+        self.step = step = min(step, len(self.frames) - 1)
         self.image.value = self.frames.svg(step).encode()
         text = html.escape(self.frames.scene(step).caption)
         self.caption.value = f"<div style='font-size:{self.size}; line-height:1.4'>{text}</div>"
+        self._show_facts()
+
+    def _show_facts(self) -> None:
+        """The inspector's facts about the picked node at the current step."""
+        g = self.inspect.value
+        if g is None or g not in self.frames.scene(self.step).present:
+            self.facts.value = "" if g is None else "<i>not made yet at this step</i>"
+            return
+        facts = html.escape(node_facts(self.frames.film, g, self.step))
+        self.facts.value = f"<pre style='font-size:0.9em; white-space:pre-wrap'>{facts}</pre>"
 
 
 class Player:

@@ -217,6 +217,20 @@ def test_large_graphs_fold_by_module():
     assert graph.labels[graph.group_of[nodes[0].node]] == "0 (5 nodes)"
 
 
+def test_the_inspector_tells_what_a_node_saved_and_where_its_gradient_goes(recording, events):
+    player = recording.play()
+    column = player.columns[0]
+    mul = next(g for g, label in column.frames.graph.labels.items() if label == "MulBackward0")
+    column.inspect.value = mul
+    assert "not made yet" in column.facts.value  # step 1: only x exists
+    player.slider.value = index_of(events, EventKind.SAVED, "ExpBackward0")
+    facts = html.unescape(column.facts.value)
+    assert "'other' 3 (torch.float32, 12 B, cpu)" in facts and "'self' 3" in facts
+    assert "freed" not in facts and "goes next to: x, w" in facts and "(x * w)" in facts
+    player.slider.value = index_of(events, EventKind.FREED, "MulBackward0")
+    assert "freed" in column.facts.value
+
+
 def test_a_module_folds_into_one_box_on_request(full_and_frozen):
     full, _ = full_and_frozen
     unfolded = full.play().frames.graph
