@@ -13,12 +13,14 @@ import contextlib
 import io
 import json
 import os
+import shutil
 from collections.abc import Iterator
 
 import numpy as np
 import pytest
 
 import gradgraph
+import gradgraph.layout
 import gradgraph.recorder
 from gradgraph.frames import FrameStore
 from gradgraph.picture import Picture, Polygon, Polyline, Rect, Text
@@ -71,8 +73,21 @@ def _run_unit(unit: str) -> list[gradgraph.Recording]:
 
 
 @pytest.fixture(scope="module")
-def course_films() -> dict[str, list[FrameStore]]:
-    return {unit: [FrameStore(rec.events) for rec in _run_unit(unit)] for unit in LAYOUT.units()}
+def course_events() -> dict[str, list[tuple]]:
+    return {unit: [rec.events for rec in _run_unit(unit)] for unit in LAYOUT.units()}
+
+
+@pytest.fixture(scope="module", params=["dot", "grandalf"])
+def course_films(request, course_events) -> Iterator[dict[str, list[FrameStore]]]:
+    """The course's films laid out by graphviz's dot (where installed) and by grandalf."""
+    if request.param == "dot" and shutil.which("dot") is None:
+        pytest.skip("graphviz's dot is not installed")
+    with pytest.MonkeyPatch.context() as patch:
+        if request.param == "grandalf":
+            patch.setattr(gradgraph.layout.shutil, "which", lambda name: None)
+        films = {unit: [FrameStore(e) for e in events] for unit, events in course_events.items()}
+        assert all(f.graph.engine == request.param for fs in films.values() for f in fs)
+        yield films
 
 
 def _bbox(item: Rect | Polyline | Polygon | Text) -> tuple[float, float, float, float]:
@@ -149,6 +164,7 @@ def test_edges_end_on_the_box_of_the_node_that_used_them(course_films):
 def test_key_frames_are_kept_as_pngs(course_films):
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     for unit, films in course_films.items():
+        engine = films[0].graph.engine if films else ""
         for k, film in enumerate(films):
             kinds = [e.kind.value for e in film.events]
             keys = {"forward": kinds.index("backward") - 1 if "backward" in kinds else None}
@@ -157,6 +173,6 @@ def test_key_frames_are_kept_as_pngs(course_films):
             keys["last"] = len(kinds) - 1
             for name, step in keys.items():
                 if step is not None and step >= 0:
-                    path = ARTIFACTS / f"{unit}-{k}-{name}.png"
+                    path = ARTIFACTS / f"{unit}-{k}-{name}-{engine}.png"
                     path.write_bytes(to_png(film.picture(step)))
                     assert path.stat().st_size > 1000
