@@ -73,8 +73,15 @@ def test_call_learner_explains_unwritten_code_warnings_and_errors():
     def warns():
         return (torch.ones(1, requires_grad=True) * 2).grad
 
+    def unsupported():
+        raise NotImplementedError("Could not run 'aten::nonzero' with the 'Meta' backend.")
+
     with pytest.raises(CheckFailed, match="not written yet"):
         call_learner("unwritten", unwritten)
+    # torch's own NotImplementedError (an op a device lacks) is an error, not a stub
+    with pytest.raises(CheckFailed, match=r"raised NotImplementedError: Could not run") as told:
+        call_learner("unsupported", unsupported)
+    assert "not written yet" not in str(told.value)
     with pytest.raises(CheckFailed, match="gave a UserWarning: The .grad attribute"):
         call_learner("warns", warns)
     with pytest.raises(CheckFailed, match=r"raised KeyError: 'k'"):

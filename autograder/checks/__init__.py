@@ -296,22 +296,17 @@ def _call(
         warnings.simplefilter("always")
         try:
             result = function(*args, **kwargs)
-        except NotImplementedError:
-            return (
-                f"`{name}` is not written yet: replace `raise NotImplementedError()` "
-                "with your code.",
-                None,
-                None,
-            )
+        except NotImplementedError as error:
+            if not whole_message(error):  # the released stub's bare `raise NotImplementedError()`
+                return (
+                    f"`{name}` is not written yet: replace `raise NotImplementedError()` "
+                    "with your code.",
+                    None,
+                    None,
+                )
+            return _raised(name, error), None, None
         except Exception as error:  # the learner's code may raise anything
-            return (
-                wrapped(
-                    f"calling `{name}()` raised {type(error).__name__}: {whole_message(error)}",
-                    taken=_SHOWN_BEFORE,
-                ),
-                None,
-                None,
-            )
+            return _raised(name, error), None, None
     if caught:
         return (
             wrapped(
@@ -319,7 +314,15 @@ def _call(
                 f"{whole_message(caught[0].message)}",
                 taken=_SHOWN_BEFORE,
             ),
-            "a correct answer triggers no warning here; read the warning's advice.",
+            "a correct answer triggers no warning here: find what in your code made torch "
+            "warn, and change it so that nothing does.",
             None,
         )
     return None, None, result
+
+
+def _raised(name: str, error: BaseException) -> str:
+    return wrapped(
+        f"calling `{name}()` raised {type(error).__name__}: {whole_message(error)}",
+        taken=_SHOWN_BEFORE,
+    )
