@@ -92,9 +92,9 @@ class _Workers:
 
 def _reference(unit: _Unit, limits: Limits, worker: Worker) -> dict[str, Reference]:
     try:
-        return solution_references(
-            unit.source, unit.infos, partial(run_cells, worker, limits=limits, learner=False)
-        )
+        # Once: make release has run each solution twice and refused what is not reproducible.
+        run = partial(run_cells, worker, limits=limits, learner=False)
+        return solution_references(unit.source, unit.infos, run, twice=False)
     except SolutionProblem as problem:
         raise GradingError(
             f"the solution of {unit.name} cannot be the reference in the grader, so no "
