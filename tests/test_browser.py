@@ -213,14 +213,15 @@ def test_a_learner_answers_an_exercise_and_validates(page, lab):
 
 
 def _first_answer() -> str:
-    """The solution of the unit's first answer cell, one line (typed as a learner would)."""
+    """The solution of the unit's first answer cell, one line (typed as a learner would, in
+    place of the whole cell: its `= None` placeholder and the stub)."""
     import nbformat
 
     source = nbformat.read(LAYOUT.source_notebook(EXERCISE_UNIT), as_version=4)
     cell = next(c for c in source.cells if c.metadata.get("nbgrader", {}).get("solution"))
-    lines = [
-        line for line in cell.source.splitlines() if line.strip() and not line.startswith("###")
-    ]
+    _, _, solution = cell.source.partition("### BEGIN SOLUTION")
+    solution, _, _ = solution.partition("### END SOLUTION")
+    lines = [line for line in solution.splitlines() if line.strip()]
     assert len(lines) == 1, "the first answer of the unit should be one line to type"
     return lines[0]
 
