@@ -1,4 +1,5 @@
-"""Command line: ``python -m autograder release [--check]``, ``handout``, ``grade SUBMISSIONS``.
+"""Command line: ``python -m autograder release [--check]``, ``translate [--check]``,
+``handout``, ``grade SUBMISSIONS``.
 
 Each verb forwards to one module.
 """
@@ -14,8 +15,15 @@ from sqlalchemy.exc import SQLAlchemyError
 from autograder.authoring.handout import DEFAULT_HANDOUT, HandoutError, build_handout
 from autograder.authoring.release import ReleaseError, release
 from autograder.authoring.source_check import SourceNotebookError
+from autograder.authoring.translation import (
+    TRANSLATIONS,
+    translation_problems,
+    update_translations,
+    write_preview,
+)
 from autograder.grading.grade import GradingError, grade
 from autograder.grading.sandbox import SandboxUnavailable
+from autograder.layout import CourseLayout
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -27,6 +35,21 @@ def main(argv: list[str] | None = None) -> int:
     release_parser.add_argument("--root", type=Path, default=Path.cwd(), help="repository root")
     release_parser.add_argument(
         "--check", action="store_true", help="write nothing; fail if course/ is out of date"
+    )
+    translate_parser = verbs.add_parser(
+        "translate",
+        help="bring every translation catalog in step with the English, then list what is "
+        "missing or stale",
+    )
+    translate_parser.add_argument("--root", type=Path, default=Path.cwd(), help="repository root")
+    translate_parser.add_argument(
+        "--check", action="store_true", help="write nothing; fail if a translation is missing"
+    )
+    translate_parser.add_argument(
+        "--preview",
+        metavar="UNIT",
+        default=None,
+        help="write UNIT's answer key in each translation to build/preview/LANG/UNIT/, to run",
     )
     handout_parser = verbs.add_parser(
         "handout", help="zip course/ and the packages it imports for learners (no solutions)"
@@ -73,6 +96,11 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         return 0
 
+    if arguments.verb == "translate":
+        if arguments.preview:
+            return _preview(arguments.root, arguments.preview)
+        return _translate(arguments.root, check=arguments.check)
+
     if arguments.verb == "handout":
         try:
             written = build_handout(root=arguments.root, out=arguments.out)
@@ -92,6 +120,32 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     verb = "differ" if arguments.check else "written or removed"
     print(f"{len(changed)} file(s) {verb} in course/")
+    return 0
+
+
+def _translate(root: Path, *, check: bool) -> int:
+    try:
+        if not check:
+            for path in update_translations(root=root):
+                print(f"updated {path.relative_to(root.resolve())}")
+        problems = translation_problems(root=root)
+    except (ValueError, OSError) as error:
+        print(f"translate failed: {error}", file=sys.stderr)
+        return 1
+    for problem in problems:
+        print(problem, file=sys.stderr)
+    if problems:
+        print(f"{len(problems)} translation(s) to write or fix", file=sys.stderr)
+    return 1 if check and problems else 0
+
+
+def _preview(root: Path, unit: str) -> int:
+    if unit not in CourseLayout(root).units():
+        print(f"translate failed: no unit {unit!r} in {root / 'solutions'}", file=sys.stderr)
+        return 1
+    for language in TRANSLATIONS:
+        path = write_preview(root=root, unit=unit, language=language, out=root / "build/preview")
+        print(f"preview written: {path}")
     return 0
 
 

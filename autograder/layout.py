@@ -18,7 +18,8 @@ __all__ = ["CourseLayout"]
 
 @dataclass(frozen=True)
 class CourseLayout:
-    """The fixed layout: ``solutions/UNIT/UNIT.ipynb`` is released to ``course/UNIT/UNIT.ipynb``."""
+    """The fixed layout: ``solutions/UNIT/UNIT.ipynb`` is released to ``course/UNIT/UNIT.ipynb``
+    and, in each translation, to ``course/LANG/UNIT/UNIT.ipynb``."""
 
     root: Path
 
@@ -45,5 +46,7 @@ class CourseLayout:
     def source_notebook(self, unit: str) -> Path:
         return self.solutions / unit / f"{unit}.ipynb"
 
-    def learner_notebook(self, unit: str) -> Path:
-        return self.course / unit / f"{unit}.ipynb"
+    def learner_notebook(self, unit: str, language: str = "en") -> Path:
+        """``course/UNIT/UNIT.ipynb``, or ``course/LANG/UNIT/UNIT.ipynb`` for a translation."""
+        folder = self.course if language == "en" else self.course / language
+        return folder / unit / f"{unit}.ipynb"

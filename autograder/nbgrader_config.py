@@ -11,6 +11,9 @@ c = get_config()  # noqa: F821 (defined by traitlets when it loads this file)
 c.CourseDirectory.root = str(Path(__file__).resolve().parent.parent)
 c.CourseDirectory.source_directory = "solutions"
 c.CourseDirectory.release_directory = "course"
+# A unit's translation catalogs (solutions/UNIT/LANG.po) hold its hidden tests' messages:
+# never released. Translated learner notebooks are built by `make release` into course/LANG/.
+c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", "*.po"]
 # A learner's record of first predictions (autograder.checks.predictions.RECORD_FILE) is
 # theirs: autograde never overwrites it with one that a run of the solution left in solutions/.
 c.Autograde.exclude_overwriting = {

@@ -1,10 +1,12 @@
 """Generate the learner notebooks in course/ from the source notebooks in solutions/.
 
 nbgrader does the conversion (solutions cleared, hidden tests removed, cells locked and
-checksummed); this module checks the sources first (their form, then that each solution run
-twice in the grader makes the same check records: :mod:`autograder.authoring.reproducible`),
-generates into a scratch folder and only then replaces course/ file by file with atomic
-renames, so an error leaves course/ untouched.
+checksummed); each translation of a learner notebook is then built from it and the unit's
+catalog (:mod:`autograder.authoring.translation`) into course/LANG/. This module checks the
+sources first (their form, then that each solution run twice in the grader makes the same
+check records: :mod:`autograder.authoring.reproducible`), generates into a scratch folder and
+only then replaces course/ file by file with atomic renames, so an error leaves course/
+untouched.
 
 Example::
 
@@ -22,10 +24,12 @@ import shutil
 import tempfile
 from pathlib import Path
 
+import nbformat
 from traitlets.config import PyFileConfigLoader
 
 from autograder.authoring.reproducible import NotReproducible, check_reproducible
 from autograder.authoring.source_check import check_source_notebook
+from autograder.authoring.translation import TRANSLATIONS, translated_learner_notebook
 from autograder.checks.predictions import RECORD_FILE
 from autograder.layout import CourseLayout
 
@@ -57,6 +61,7 @@ def release(*, root: Path, check: bool = False, reproducible: bool = True) -> li
         generated = Path(scratch)
         for unit in units:
             _generate(layout, unit, generated)
+            _translate(layout, unit, generated)
         changes = _differences(generated, layout.course)
         if not check:
             _apply(changes, generated, layout.course)
@@ -83,6 +88,16 @@ def _generate(layout: CourseLayout, unit: str, destination: Path) -> None:
         converter.start()
     except NbGraderException as error:
         raise ReleaseError(f"nbgrader could not generate {unit}: {error}") from error
+
+
+def _translate(layout: CourseLayout, unit: str, generated: Path) -> None:
+    """Each translation of the unit's generated learner notebook, beside it in ``LANG/``."""
+    english = nbformat.read(generated / unit / f"{unit}.ipynb", as_version=4)
+    for language in TRANSLATIONS:
+        notebook = translated_learner_notebook(layout.root, unit, language, english)
+        target = generated / language / unit / f"{unit}.ipynb"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        nbformat.write(notebook, target)
 
 
 def _tree(folder: Path) -> set[Path]:

@@ -35,7 +35,7 @@ import torch
 
 from autograder.checks.evidence import describe, type_label
 from autograder.checks.live import shows_outcome
-from autograder.checks.messages import whole_message, wrapped
+from autograder.checks.messages import whole_message
 from autograder.checks.predictions import read_first_predictions, reveal_prediction
 from autograder.checks.records import (
     CheckFailed,
@@ -47,6 +47,7 @@ from autograder.checks.records import (
 from autograder.checks.records import (
     declared as _declared,
 )
+from autograder.i18n import translate
 
 __all__ = [
     "CheckFailed",
@@ -60,13 +61,23 @@ __all__ = [
     "expect_tensor",
     "expect_type",
     "reveal_prediction",
+    "say",
     "send_records_to",
     "shows_outcome",
 ]
 
 _callable = callable
-# What a traceback (and nbgrader's Validate) shows before a failure's first line.
-_SHOWN_BEFORE = len("CheckFailed: ")
+
+
+def say(text: str) -> None:
+    """Print ``text``, a test cell's words to the learner, in the notebook's language.
+
+    >>> say("Visible tests passed.")
+    Visible tests passed.
+    """
+    print(translate(text))
+
+
 def expect(condition: object, message: str, *, hint: str | None = None) -> None:
     """Pass only when ``condition`` is the object ``True`` (a truthy stand-in does not count).
 
@@ -278,51 +289,37 @@ def call_learner(name: str, function: object, /, *args: Any, **kwargs: Any) -> A
     ...
     autograder.checks.CheckFailed: calling `broken()` raised ZeroDivisionError: division by zero
     """
-    failure, hint, result = _call(name, function, args, kwargs)
-    _decide({"rule": "call", "name": name, "failure": failure, "hint": hint})
+    failure, result = _call(function, args, kwargs)
+    _decide({"rule": "call", "name": name, "failure": failure, "hint": None})
     return result
 
 
 def _call(
-    name: str, function: object, args: tuple[Any, ...], kwargs: dict[str, Any]
-) -> tuple[str | None, str | None, Any]:
+    function: object, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[dict[str, str] | None, Any]:
+    """What went wrong when calling ``function`` (plain data, phrased by the rule), or
+    ``None``; and its result."""
     if not _callable(function):
-        return (
-            f"`{name}` should be a function, but it is of type {type_label(type(function))}.",
-            None,
-            None,
-        )
+        return {"problem": "not callable", "type": type_label(type(function))}, None
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
             result = function(*args, **kwargs)
         except NotImplementedError as error:
             if not whole_message(error):  # the released stub's bare `raise NotImplementedError()`
-                return (
-                    f"`{name}` is not written yet: replace `raise NotImplementedError()` "
-                    "with your code.",
-                    None,
-                    None,
-                )
-            return _raised(name, error), None, None
+                return {"problem": "not written"}, None
+            return _raised(error), None
         except Exception as error:  # the learner's code may raise anything
-            return _raised(name, error), None, None
+            return _raised(error), None
     if caught:
-        return (
-            wrapped(
-                f"calling `{name}()` gave a {caught[0].category.__name__}: "
-                f"{whole_message(caught[0].message)}",
-                taken=_SHOWN_BEFORE,
-            ),
-            "a correct answer triggers no warning here: find what in your code made torch "
-            "warn, and change it so that nothing does.",
-            None,
-        )
-    return None, None, result
+        warning = caught[0]
+        return {
+            "problem": "warned",
+            "type": warning.category.__name__,
+            "message": whole_message(warning.message),
+        }, None
+    return None, result
 
 
-def _raised(name: str, error: BaseException) -> str:
-    return wrapped(
-        f"calling `{name}()` raised {type(error).__name__}: {whole_message(error)}",
-        taken=_SHOWN_BEFORE,
-    )
+def _raised(error: BaseException) -> dict[str, str]:
+    return {"problem": "raised", "type": type(error).__name__, "message": whole_message(error)}

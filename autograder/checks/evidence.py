@@ -28,6 +28,8 @@ from typing import Any
 
 import torch
 
+from autograder.i18n import N_
+
 __all__ = ["MAX_ELEMENTS", "describe", "type_label"]
 
 MAX_ELEMENTS = 1 << 20
@@ -123,14 +125,14 @@ def describe(value: object, _depth: int = 0) -> list[Any]:
     if kind in _PLAIN_TENSORS:
         return ["tensor", _describe_tensor(value, kind)]
     if _isinstance(value, _Tensor):
-        return ["tensor", {"class": type_label(kind), "unreadable": "not a plain tensor"}]
+        return ["tensor", {"class": type_label(kind), "unreadable": N_("not a plain tensor")}]
     return ["other", type_label(kind)]
 
 
 def _describe_tensor(tensor: Any, kind: type) -> dict[str, Any]:
     facts: dict[str, Any] = {"class": type_label(kind)}
     if _function_modes() or _dispatch_modes():
-        facts["unreadable"] = "a torch function or dispatch mode was left active"
+        facts["unreadable"] = N_("a torch function or dispatch mode was left active")
         return facts
     with _torch_function_off():
         grad_fn = _grad_fn_of(tensor)
@@ -142,14 +144,14 @@ def _describe_tensor(tensor: Any, kind: type) -> dict[str, Any]:
             grad_fn=None if grad_fn is None else _type(grad_fn).__name__,
         )
         if facts["device"] == "meta":
-            facts["unreadable"] = "a meta tensor holds no values"
+            facts["unreadable"] = N_("a meta tensor holds no values")
             return facts
         if _numel(tensor) > MAX_ELEMENTS:
-            facts["unreadable"] = f"it has more than {MAX_ELEMENTS} elements"
+            facts["unreadable"] = N_("it has more than {limit} elements").format(limit=MAX_ELEMENTS)
             return facts
         flat = _tolist(_reshape(_cpu(_detach(tensor)), (-1,)))
     if flat and _type(flat[0]) is complex:
-        facts["unreadable"] = "complex values are not compared"
+        facts["unreadable"] = N_("complex values are not compared")
         return facts
     facts["values"] = [
         x if _type(x) is not float or math.isfinite(x) else _float_repr(x) for x in flat

@@ -30,6 +30,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from autograder.checks.messages import whole_message, wrapped
+from autograder.i18n import gettext as _
 
 __all__ = ["shows_outcome"]
 
@@ -55,4 +56,4 @@ def shows_outcome() -> Iterator[None]:
     if error is not None:
         print(wrapped(f"{type(error).__name__}: {whole_message(error)}"))
     if error is None and not caught:
-        print("(no error, no warning)")
+        print(_("(no error, no warning)"))

@@ -19,9 +19,11 @@ from __future__ import annotations
 import re
 import textwrap
 
-__all__ = ["WIDTH", "whole_message", "wrapped"]
+__all__ = ["SHOWN_BEFORE", "WIDTH", "whole_message", "wrapped"]
 
 WIDTH = 80
+# What a traceback (and nbgrader's Validate) shows before a failure's first line.
+SHOWN_BEFORE = len("CheckFailed: ")
 _SOURCE_LOCATION = re.compile(r"\s*\(Triggered internally at [^\n]*?\.\)")
 
 

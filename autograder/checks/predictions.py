@@ -47,6 +47,8 @@ from typing import Any
 from autograder.atomic import write_text_atomic
 from autograder.checks.evidence import describe
 from autograder.checks.rules import judge
+from autograder.i18n import N_, translate
+from autograder.i18n import gettext as _
 
 __all__ = [
     "RECORD_FILE",
@@ -61,8 +63,7 @@ MAX_RECORD_BYTES = 2**20
 
 Evidence = list[Any]
 _WIDTH = 88
-_DEFAULT_LABELS = {True: "yes", False: "no"}
-_NO_RECORD = "so it counts as no record of your first predictions"
+_DEFAULT_LABELS = {True: N_("yes"), False: N_("no")}
 
 
 @dataclass(frozen=True)
@@ -96,49 +97,84 @@ def read_first_predictions(folder: Path) -> FirstPredictions:
 quotes at line 1, column 2), so it counts as no record of your first predictions.
     """
     path = folder / RECORD_FILE
-    where = f"`{RECORD_FILE}`"
     try:
         descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except FileNotFoundError:
         return FirstPredictions()
     except OSError as error:
-        why = "is a symbolic link" if path.is_symlink() else f"cannot be read ({error.strerror})"
-        return FirstPredictions(problems=(f"{where} {why}, {_NO_RECORD}.",))
+        if path.is_symlink():
+            return _unreadable(
+                N_(
+                    "`{file}` is a symbolic link, "
+                    "so it counts as no record of your first predictions."
+                )
+            )
+        why = N_(
+            "`{file}` cannot be read ({reason}), "
+            "so it counts as no record of your first predictions."
+        )
+        return _unreadable(why, reason=error.strerror)
     with os.fdopen(descriptor, "rb") as stream:
         if not stat.S_ISREG(os.fstat(stream.fileno()).st_mode):
-            return FirstPredictions(problems=(f"{where} is not a file, {_NO_RECORD}.",))
+            return _unreadable(
+                N_("`{file}` is not a file, so it counts as no record of your first predictions.")
+            )
         data = stream.read(MAX_RECORD_BYTES + 1)
     if len(data) > MAX_RECORD_BYTES:
-        return FirstPredictions(problems=(f"{where} is larger than 1 MiB, {_NO_RECORD}.",))
+        return _unreadable(
+            N_(
+                "`{file}` is larger than 1 MiB, "
+                "so it counts as no record of your first predictions."
+            )
+        )
     try:
         text = data.decode("utf-8")
         document = json.loads(text)
     except UnicodeDecodeError:
-        return FirstPredictions(problems=(f"{where} is not UTF-8 text, {_NO_RECORD}.",))
-    except ValueError as error:
-        reason = error.msg if isinstance(error, json.JSONDecodeError) else "a number too long"
-        where_in = (
-            f" at line {error.lineno}, column {error.colno}"
-            if isinstance(error, json.JSONDecodeError)
-            else ""
+        return _unreadable(
+            N_("`{file}` is not UTF-8 text, so it counts as no record of your first predictions.")
         )
-        problem = f"{where} is not valid JSON ({reason}{where_in}), {_NO_RECORD}."
-        return FirstPredictions(text=text, problems=(problem,))
+    except ValueError as error:
+        if isinstance(error, json.JSONDecodeError):
+            why = N_(
+                "`{file}` is not valid JSON ({reason} at line {line}, column {column}), "
+                "so it counts as no record of your first predictions."
+            )
+            return _unreadable(why, text, reason=error.msg, line=error.lineno, column=error.colno)
+        return _unreadable(
+            N_(
+                "`{file}` is not valid JSON (a number too long), "
+                "so it counts as no record of your first predictions."
+            ),
+            text,
+        )
     if not isinstance(document, dict):
-        problem = f"{where} does not map each item to its first prediction, {_NO_RECORD}."
-        return FirstPredictions(text=text, problems=(problem,))
+        why = N_(
+            "`{file}` does not map each item to its first prediction, "
+            "so it counts as no record of your first predictions."
+        )
+        return _unreadable(why, text)
     predictions, problems = {}, []
     for grade_id, evidence in sorted(document.items()):
         try:
             _value_of(evidence)
         except (ValueError, TypeError, IndexError, RecursionError):
             problems.append(
-                f"{where} holds no readable first prediction for `{grade_id}`, so it counts "
-                "as no record for that item."
+                N_(
+                    "`{file}` holds no readable first prediction for `{grade_id}`, so it counts "
+                    "as no record for that item."
+                ).format(file=RECORD_FILE, grade_id=grade_id)
             )
         else:
             predictions[grade_id] = evidence
     return FirstPredictions(text, predictions, tuple(problems))
+
+
+def _unreadable(why: str, text: str | None = None, **facts: object) -> FirstPredictions:
+    """A record that counts as none, for the reason ``why`` (a template, kept in English: the
+    grader shows it in the learner's language)."""
+    problem = why.format(file=RECORD_FILE, **facts)
+    return FirstPredictions(text=text, problems=(problem,))
 
 
 def bind_first_prediction(record: Mapping[str, Any], trusted: FirstPredictions) -> dict[str, Any]:
@@ -177,27 +213,30 @@ def reveal_prediction(
     labels = _DEFAULT_LABELS if labels is None and isinstance(observed, set) else labels or {}
     form = _form_problem(predicted, observed)
     if form is not None:
-        print(f"Your prediction {form}: fix it and run this cell again. Nothing was recorded.")
+        print(form)
         return
     rows = _rows(predicted, observed, why)
     for key, said, truth, reason in rows:
+        line = _("you said {said}; torch: {truth}").format(
+            said=_word(said, labels), truth=_word(truth, labels)
+        )
         mark = "✓" if _same_value(said, truth) else "✗"
-        head = "" if key is None else f"{key}: "
-        print(f"{head}you said {_word(said, labels)}; torch: {_word(truth, labels)}  {mark}")
+        print(f"{line}  {mark}" if key is None else f"{key}: {line}  {mark}")
         if reason:
-            print(textwrap.fill(reason, _WIDTH, initial_indent="   ", subsequent_indent="   "))
+            print(
+                textwrap.fill(
+                    translate(reason), _WIDTH, initial_indent="   ", subsequent_indent="   "
+                )
+            )
     right = sum(_same_value(said, truth) for _, said, truth, _ in rows)
-    print(f"{right} of {len(rows)} right.")
+    print(_("{right} of {total} right.").format(right=right, total=len(rows)))
     first = _record_first(folder, grade_id, predicted)
     if first is not None and not _same_value(_value_of(first), predicted):
-        shown = _shown(_value_of(first), labels)
-        print(
-            textwrap.fill(
-                f"Your first prediction was {shown}; a prediction changed after its reveal "
-                "earns no points.",
-                _WIDTH,
-            )
+        said = _(
+            "Your first prediction was {first}; a prediction changed after its reveal earns no "
+            "points."
         )
+        print(textwrap.fill(said.format(first=_shown(_value_of(first), labels)), _WIDTH))
 
 
 def _record_first(folder: Path, grade_id: str, predicted: object) -> Evidence | None:
@@ -205,7 +244,7 @@ def _record_first(folder: Path, grade_id: str, predicted: object) -> Evidence | 
     none (and says so when the file could not be read)."""
     found = read_first_predictions(folder)
     for problem in found.problems:
-        print(textwrap.fill(problem, _WIDTH))
+        print(textwrap.fill(_(problem), _WIDTH))
     first = found.first(grade_id)
     if first is not None:
         return first
@@ -220,19 +259,26 @@ def _record_first(folder: Path, grade_id: str, predicted: object) -> Evidence | 
 def _form_problem(predicted: object, observed: object) -> str | None:
     """Why ``predicted`` cannot be compared with ``observed``, or ``None`` when it can."""
     if type(predicted) is not type(observed):
-        return (
-            f"is of type {type(predicted).__name__}; this item asks for a {type(observed).__name__}"
-        )
+        return _(
+            "Your prediction is of type {got}; this item asks for a {wanted}: fix it and run "
+            "this cell again. Nothing was recorded."
+        ).format(got=type(predicted).__name__, wanted=type(observed).__name__)
     if (
         isinstance(predicted, dict)
         and isinstance(observed, dict)
         and predicted.keys() != observed.keys()
     ):
-        return f"has the keys {_listed(predicted)}; this item asks for the keys {_listed(observed)}"
+        return _(
+            "Your prediction has the keys {got}; this item asks for the keys {wanted}: fix it "
+            "and run this cell again. Nothing was recorded."
+        ).format(got=_listed(predicted), wanted=_listed(observed))
     try:
         _value_of(describe(predicted))
     except (ValueError, TypeError):
-        return "holds something other than plain values (text, numbers, True/False)"
+        return _(
+            "Your prediction holds something other than plain values (text, numbers, "
+            "True/False): fix it and run this cell again. Nothing was recorded."
+        )
     return None
 
 
@@ -264,7 +310,7 @@ def _word(value: object, labels: Mapping[object, str]) -> str:
     text itself, else its repr."""
     for key, label in labels.items():
         if type(key) is type(value) and key == value:
-            return label
+            return _(translate(label))
     return value if isinstance(value, str) else repr(value)
 
 
@@ -273,12 +319,12 @@ def _shown(value: object, labels: Mapping[object, str]) -> str:
     if isinstance(value, dict):
         return ", ".join(f"{key}: {_word(item, labels)}" for key, item in value.items())
     if isinstance(value, set):
-        return "{" + ", ".join(sorted(map(str, value))) + "}" if value else "no letter at all"
+        return "{" + ", ".join(sorted(map(str, value))) + "}" if value else _("no letter at all")
     return _word(value, labels)
 
 
 def _listed(mapping: Mapping[object, object]) -> str:
-    return ", ".join(sorted(map(str, mapping))) or "(none)"
+    return ", ".join(sorted(map(str, mapping))) or _("(none)")
 
 
 def _value_of(evidence: Any) -> Any:

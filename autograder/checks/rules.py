@@ -28,6 +28,10 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from autograder.checks.messages import SHOWN_BEFORE, wrapped
+from autograder.i18n import gettext as _
+from autograder.i18n import translate
+
 __all__ = ["judge", "show", "type_of"]
 
 Evidence = list[Any]
@@ -43,11 +47,15 @@ def judge(record: Record) -> str | None:
         rule = _RULES[record["rule"]]
         message = rule(record)
     except (KeyError, TypeError, ValueError, IndexError, AttributeError) as error:
-        return f"a check record could not be read ({type(error).__name__}): grading refused it."
+        return _("a check record could not be read ({error}): grading refused it.").format(
+            error=type(error).__name__
+        )
     if message is None:
         return None
     hint = record.get("hint")
-    return message if hint is None else f"{message}\nHint: {hint}"
+    if hint is None:
+        return message
+    return message + "\n" + _("Hint: {hint}").format(hint=translate(hint))
 
 
 def type_of(evidence: Evidence) -> str:
@@ -90,8 +98,8 @@ def show(evidence: Evidence) -> str:
     if kind in ("dtype", "device", "type"):
         return evidence[1]
     if kind == "tensor":
-        return f"a {evidence[1]['class']}"
-    return f"an object of type {evidence[1]}"
+        return _("a {type}").format(type=evidence[1]["class"])
+    return _("an object of type {type}").format(type=evidence[1])
 
 
 def _same(actual: Evidence, expected: Evidence) -> bool:
@@ -124,7 +132,7 @@ def _canonical(evidence: Evidence) -> str:
 
 
 def _expect(record: Record) -> str | None:
-    return None if record["condition"] == ["bool", True] else record["message"]
+    return None if record["condition"] == ["bool", True] else translate(record["message"])
 
 
 def _type(record: Record) -> str | None:
@@ -133,10 +141,10 @@ def _type(record: Record) -> str | None:
 
 def _wrong_type(name: str, value: Evidence, expected: str) -> str | None:
     got = type_of(value)
-    return (
-        None
-        if got == expected
-        else f"`{name}` should be of type {expected}, but it is of type {got}."
+    if got == expected:
+        return None
+    return _("`{name}` should be of type {expected}, but it is of type {got}.").format(
+        name=translate(name), expected=expected, got=got
     )
 
 
@@ -146,7 +154,9 @@ def _equal(record: Record) -> str | None:
     if wrong_type:
         return wrong_type
     if not _same(actual, expected):
-        return f"`{record['name']}` is {show(actual)}; expected {show(expected)}."
+        return _("`{name}` is {actual}; expected {expected}.").format(
+            name=translate(record["name"]), actual=show(actual), expected=show(expected)
+        )
     return None
 
 
@@ -154,7 +164,9 @@ def _choice(record: Record) -> str | None:
     value, choices = record["value"], record["choices"]
     if not any(_same(value, choice) for choice in choices):
         allowed = ", ".join(show(choice) for choice in choices)
-        return f"`{record['name']}` is {show(value)}; it must be one of {allowed}."
+        return _("`{name}` is {value}; it must be one of {allowed}.").format(
+            name=translate(record["name"]), value=show(value), allowed=allowed
+        )
     return None
 
 
@@ -168,40 +180,56 @@ def _mapping(record: Record) -> str | None:
     missing = [key for key in expected if not any(_same(key, k) for k in keys)]
     extra = [key for key in keys if not any(_same(key, k) for k in expected)]
     if missing:
-        return f"`{name}` is missing the key(s) {', '.join(map(show, missing))}."
+        return _("`{name}` is missing the key(s) {keys}.").format(
+            name=translate(name), keys=", ".join(map(show, missing))
+        )
     if extra:
-        return f"`{name}` has unexpected key(s) {', '.join(map(show, extra))}."
+        return _("`{name}` has unexpected key(s) {keys}.").format(
+            name=translate(name), keys=", ".join(map(show, extra))
+        )
     return None
 
 
 def _tensor(record: Record) -> str | None:
     actual, expected, name = record["actual"], record["expected"], record["name"]
     if expected[0] != "tensor" or "values" not in expected[1]:
-        return f"`{name}`: the expected value is not a plain tensor; the test is broken."
+        return _("`{name}`: the expected value is not a plain tensor; the test is broken.").format(
+            name=translate(name)
+        )
     wrong_type = _wrong_type(name, actual, type_of(expected))
     if wrong_type:
         return wrong_type
     got, want = actual[1], expected[1]
+    shown = translate(name)
     if "dtype" not in got:
-        return f"`{name}` could not be read: {got.get('unreadable', 'unknown reason')}."
+        return _unreadable(shown, got)
     if got["dtype"] != want["dtype"]:
-        return f"`{name}` has dtype {got['dtype']}; expected {want['dtype']}."
-    if got["shape"] != want["shape"]:
-        return f"`{name}` has shape {_shape(got)}; expected {_shape(want)}."
-    if got["device"] != want["device"]:
-        return (
-            f"`{name}` is on device '{got['device']}'; expected '{want['device']}'. "
-            "Create tensors on the device of their inputs (device=x.device)."
+        return _("`{name}` has dtype {dtype}; expected {expected}.").format(
+            name=shown, dtype=got["dtype"], expected=want["dtype"]
         )
+    if got["shape"] != want["shape"]:
+        return _("`{name}` has shape {shape}; expected {expected}.").format(
+            name=shown, shape=_shape(got), expected=_shape(want)
+        )
+    if got["device"] != want["device"]:
+        return _(
+            "`{name}` is on device '{device}'; expected '{expected}'. "
+            "Create tensors on the device of their inputs (device=x.device)."
+        ).format(name=shown, device=got["device"], expected=want["device"])
     if "values" not in got:
-        return f"`{name}` could not be read: {got.get('unreadable', 'unknown reason')}."
+        return _unreadable(shown, got)
     worst, difference = _worst_difference(got["values"], want["values"], record)
     if worst is not None:
-        return (
-            f"`{name}` has the right dtype, shape and device but wrong values: the largest "
-            f"difference is {difference:.3g} (at index {worst})."
-        )
+        return _(
+            "`{name}` has the right dtype, shape and device but wrong values: the largest "
+            "difference is {difference} (at index {index})."
+        ).format(name=shown, difference=f"{difference:.3g}", index=worst)
     return None
+
+
+def _unreadable(name: str, tensor: Mapping[str, Any]) -> str:
+    reason = _(tensor.get("unreadable") or "unknown reason")
+    return _("`{name}` could not be read: {reason}.").format(name=name, reason=reason)
 
 
 def _shape(tensor: Mapping[str, Any]) -> str:
@@ -233,32 +261,70 @@ def _worst_difference(
 
 
 def _leaf(record: Record) -> str | None:
-    tensor, name = record["tensor"], record["name"]
+    tensor, name = record["tensor"], translate(record["name"])
     if tensor[0] != "tensor" or "requires_grad" not in tensor[1]:
-        return f"`{name}` should be a tensor, but it is of type {type_of(tensor)}."
-    if tensor[1]["requires_grad"] is not True:
-        return f"`{name}` does not require grad, so backward will never fill `{name}.grad`."
-    if tensor[1]["grad_fn"] is not None:
-        return (
-            f"`{name}` is not a leaf any more: it was computed by {tensor[1]['grad_fn']}, "
-            f"so backward will not fill `{name}.grad`."
+        return _("`{name}` should be a tensor, but it is of type {type}.").format(
+            name=name, type=type_of(tensor)
         )
+    if tensor[1]["requires_grad"] is not True:
+        return _(
+            "`{name}` does not require grad, so backward will never fill `{name}.grad`."
+        ).format(name=name)
+    if tensor[1]["grad_fn"] is not None:
+        return _(
+            "`{name}` is not a leaf any more: it was computed by {grad_fn}, "
+            "so backward will not fill `{name}.grad`."
+        ).format(name=name, grad_fn=tensor[1]["grad_fn"])
     return None
 
 
 def _call(record: Record) -> str | None:
-    return record["failure"]
+    failure, name = record["failure"], translate(record["name"])
+    if failure is None:
+        return None
+    problem = failure["problem"]
+    if problem == "not callable":
+        return _("`{name}` should be a function, but it is of type {type}.").format(
+            name=name, type=failure["type"]
+        )
+    if problem == "not written":
+        return _(
+            "`{name}` is not written yet: replace `raise NotImplementedError()` with your code."
+        ).format(name=name)
+    if problem == "raised":
+        said = _("calling `{name}()` raised {error}: {message}")
+        return wrapped(
+            said.format(name=name, error=failure["type"], message=failure["message"]),
+            taken=SHOWN_BEFORE,
+        )
+    if problem == "warned":
+        said = _("calling `{name}()` gave a {warning}: {message}")
+        warned = wrapped(
+            said.format(name=name, warning=failure["type"], message=failure["message"]),
+            taken=SHOWN_BEFORE,
+        )
+        return (
+            warned
+            + "\n"
+            + _("Hint: {hint}").format(
+                hint=_(
+                    "a correct answer triggers no warning here: find what in your code made torch "
+                    "warn, and change it so that nothing does."
+                )
+            )
+        )
+    raise ValueError(f"unknown call problem {problem!r}")
 
 
 def _first_prediction(record: Record) -> str | None:
     first, value, name = record["first"], record["value"], record["name"]
     if first is None or _same(value, first):
         return None
-    return (
-        f"`{name}` is {show(value)}, but your first prediction, recorded when you first ran "
-        f"its reveal cell, was {show(first)}: a prediction changed after its reveal earns no "
-        f"points. This item is graded on your first prediction: set `{name}` back to it."
-    )
+    return _(
+        "`{name}` is {value}, but your first prediction, recorded when you first ran "
+        "its reveal cell, was {first}: a prediction changed after its reveal earns no "
+        "points. This item is graded on your first prediction: set `{name}` back to it."
+    ).format(name=translate(name), value=show(value), first=show(first))
 
 
 _RULES: dict[str, Callable[[Record], str | None]] = {
