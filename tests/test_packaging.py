@@ -6,11 +6,14 @@ import re
 import subprocess
 import sys
 import tomllib
+from pathlib import Path
 
 import nbformat
 import pytest
 import yaml
 
+from autograder.authoring.translation import TRANSLATIONS
+from autograder.i18n.catalogs import NOTEBOOK_KEY
 from tests.conftest import LAYOUT, ROOT, UNITS
 
 # conda-forge's name where it differs from the PyPI name
@@ -75,7 +78,9 @@ def test_notebooks_are_stored_clean(path):
     for cell in notebook.cells:
         if cell.cell_type == "code":
             assert cell.outputs == [] and cell.execution_count is None, cell.id
-    assert set(notebook.metadata) <= {"kernelspec", "language_info"}
+    translated = Path(path).parent.parent.name in TRANSLATIONS
+    allowed = {"kernelspec", "language_info"} | ({NOTEBOOK_KEY} if translated else set())
+    assert set(notebook.metadata) <= allowed
 
 
 @pytest.mark.parametrize("unit", UNITS)
