@@ -1,8 +1,10 @@
 """`make bench`: the benchmark table. Speed targets live here, never in timed tests.
 
 Per unit: the wall time to execute the solution notebook in a fresh kernel on the CPU (kernel
-start and the torch import included, best of three), and to autograde one submission with
-plain nbgrader. Then the figures of tests/bench_gradgraph.py (the graph recorder) and
+start and the torch import included, best of three), the same for each translation of it (the
+answer key with its markdown and messages translated, run where its kernel speaks that
+language) and the ratio of the two, and the time to autograde one submission with plain
+nbgrader. Then the figures of tests/bench_gradgraph.py (the graph recorder) and
 tests/bench_grading.py (a class graded by plain nbgrader and by ours, side by side).
 
     python -m tests.bench            # all units
@@ -22,9 +24,12 @@ import nbformat
 from nbclient import NotebookClient
 
 from autograder.authoring.plain_nbgrader import autograde
+from autograder.authoring.translation import TRANSLATIONS, write_preview
 from tests.conftest import LAYOUT, ROOT, UNITS
 
 EXECUTE_TARGET_S = 8.0
+# A translation speaks through catalogs looked up as it runs: it may cost a little, not more.
+TRANSLATED_RATIO_TARGET = 1.1
 REPEATS = 3
 
 
@@ -52,6 +57,29 @@ def _autograde_seconds(unit: str) -> float:
         return time.perf_counter() - started
 
 
+def _translated_rows(unit: str, english_seconds: float) -> list[dict]:
+    rows = []
+    with tempfile.TemporaryDirectory() as scratch:
+        for language in TRANSLATIONS:
+            path = write_preview(root=ROOT, unit=unit, language=language, out=Path(scratch))
+            best = min(_execute_seconds(path) for _ in range(REPEATS))
+            rows += [
+                {
+                    "name": f"{unit}: execute its {language} answer key, fresh kernel, CPU",
+                    "value": best,
+                    "unit": "s",
+                    "target": f"<= {EXECUTE_TARGET_S:g}",
+                },
+                {
+                    "name": f"{unit}: {language} / English execution time",
+                    "value": best / english_seconds,
+                    "unit": "x",
+                    "target": f"<= {TRANSLATED_RATIO_TARGET:g}",
+                },
+            ]
+    return rows
+
+
 def unit_rows(unit: str) -> list[dict]:
     best = min(_execute_seconds(LAYOUT.source_notebook(unit)) for _ in range(REPEATS))
     return [
@@ -61,6 +89,7 @@ def unit_rows(unit: str) -> list[dict]:
             "unit": "s",
             "target": f"<= {EXECUTE_TARGET_S:g}",
         },
+        *_translated_rows(unit, best),
         {
             "name": f"{unit}: autograde one submission with plain nbgrader (generate + autograde)",
             "value": _autograde_seconds(unit),

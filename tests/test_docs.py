@@ -4,13 +4,17 @@ Fast checks, no notebook is executed: one guide per unit; each guide's 50- and 9
 timing tables add up exactly; every graded item's grade id, every solution (the answer cell
 without its nbgrader markers) and the unit's total points are in its guide; every cell it
 cites is the cell it quotes; every gradgraph name and recording method it mentions exists,
-with the keyword arguments it passes; and every relative link resolves.
+with the keyword arguments it passes; and every relative link resolves. The guides of each
+translation (docs/LANG/units/) meet the same checks in their language's words, and each names
+the hash of the English guide it translates, so a changed English guide makes it stale.
 """
 
 from __future__ import annotations
 
+import hashlib
 import inspect
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
@@ -21,10 +25,8 @@ from autograder.grading.assemble import items
 from tests.conftest import LAYOUT, ROOT, UNITS
 
 DOCS = ROOT / "docs"
-GUIDES = DOCS / "units"
 _MARKER = re.compile(r"^\s*### (?:BEGIN|END) SOLUTION\s*$")
 _LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")
-_CELL = re.compile(r"\b[Cc]ell (\d+)\b(?: \(`([^`]+)`\))?")
 _GRADGRAPH_NAME = re.compile(r"\bgradgraph((?:\.[A-Za-z_]\w*)+)")
 # A recording as the notebooks name it (`recording`, `rec`, an entry of `recordings`), or the class.
 _RECORDING_USE = re.compile(
@@ -34,8 +36,40 @@ _PLAY = re.compile(r"(\S*)\.play\(")
 _KEYWORD = re.compile(r"\b([A-Za-z_]\w*)\s*=(?!=)")
 
 
-def _guide(unit: str) -> str:
-    return (GUIDES / f"{unit}.md").read_text(encoding="utf-8")
+@dataclass(frozen=True)
+class GuideForm:
+    """How the unit guides of one language are written: where they are, the points line, the
+    timing headings and total row, and how a cell is cited (``cell N (`quote`)``)."""
+
+    folder: Path
+    points: re.Pattern[str]
+    session: str
+    total: str
+    cell: re.Pattern[str]
+
+
+FORMS = {
+    "en": GuideForm(
+        DOCS / "units",
+        re.compile(r"\*\*Points:\*\* (\d+) in (\d+) graded items"),
+        "{minutes}-minute session",
+        "total",
+        re.compile(r"\b[Cc]ell (\d+)\b(?: \(`([^`]+)`\))?"),
+    ),
+    "ko": GuideForm(
+        DOCS / "ko" / "units",
+        re.compile(r"\*\*점수:\*\* (\d+)점, 채점 항목 (\d+)개"),
+        "{minutes}분 수업",
+        "합계",
+        re.compile(r"(?:\b[Cc]ell|셀) (\d+)\b(?: \(`([^`]+)`\))?"),
+    ),
+}
+GUIDES = [(language, unit) for language in FORMS for unit in UNITS]
+_SOURCE_LINE = re.compile(r"<!-- source: (docs/units/[\w.]+\.md) sha256:([0-9a-f]{64}) -->")
+
+
+def _guide(unit: str, language: str = "en") -> str:
+    return (FORMS[language].folder / f"{unit}.md").read_text(encoding="utf-8")
 
 
 def _notebook(unit: str) -> nbformat.NotebookNode:
@@ -46,10 +80,11 @@ def _all_docs() -> dict[Path, str]:
     return {path: path.read_text(encoding="utf-8") for path in sorted(DOCS.rglob("*.md"))}
 
 
-def _timing_table(text: str, minutes: int) -> list[list[str]]:
+def _timing_table(text: str, minutes: int, language: str = "en") -> list[list[str]]:
     """The rows (minutes, segment, cells) under the '### N-minute session' heading."""
-    heading = re.search(rf"^###\s+{minutes}-minute session\s*$", text, re.MULTILINE)
-    assert heading, f"no '### {minutes}-minute session' heading"
+    title = FORMS[language].session.format(minutes=minutes)
+    heading = re.search(rf"^###\s+{re.escape(title)}\s*$", text, re.MULTILINE)
+    assert heading, f"no '### {title}' heading"
     rows = []
     for line in text[heading.end() :].lstrip("\n").splitlines():
         if not line.startswith("|"):
@@ -60,8 +95,26 @@ def _timing_table(text: str, minutes: int) -> list[list[str]]:
     return rows
 
 
-def test_every_unit_has_a_guide_and_no_guide_lacks_a_unit():
-    assert sorted(path.stem for path in GUIDES.glob("*.md")) == UNITS
+@pytest.mark.parametrize("language", FORMS)
+def test_every_unit_has_a_guide_and_no_guide_lacks_a_unit(language):
+    assert sorted(path.stem for path in FORMS[language].folder.glob("*.md")) == UNITS
+
+
+@pytest.mark.parametrize("unit", UNITS)
+@pytest.mark.parametrize("language", [language for language in FORMS if language != "en"])
+def test_a_translated_guide_translates_the_current_english(unit, language):
+    """Its first line names the English guide and that guide's hash: a changed English guide
+    makes the translation stale until it is brought in step and the hash renewed."""
+    first_line = _guide(unit, language).splitlines()[0]
+    named = _SOURCE_LINE.fullmatch(first_line)
+    assert named, f"docs/{language}/units/{unit}.md: the first line must be <!-- source: ... -->"
+    source = ROOT / named.group(1)
+    assert source == FORMS["en"].folder / f"{unit}.md", f"{unit}: names {named.group(1)}"
+    digest = hashlib.sha256(source.read_bytes()).hexdigest()
+    assert named.group(2) == digest, (
+        f"docs/{language}/units/{unit}.md is stale: docs/units/{unit}.md changed since it was "
+        f"translated; bring the translation in step, then set its sha256 to {digest}"
+    )
 
 
 def test_the_index_links_every_unit_guide():
@@ -74,32 +127,33 @@ def test_readme_links_the_instructor_guide():
     assert "](docs/README.md)" in (ROOT / "README.md").read_text(encoding="utf-8")
 
 
-@pytest.mark.parametrize("unit", UNITS)
+@pytest.mark.parametrize(("language", "unit"), GUIDES)
 @pytest.mark.parametrize("minutes", [50, 90])
-def test_timing_tables_add_up_exactly(unit, minutes):
-    rows = _timing_table(_guide(unit), minutes)
-    totals = [int(row[0]) for row in rows if "total" in row[1].lower()]
-    segments = [int(row[0]) for row in rows if "total" not in row[1].lower()]
+def test_timing_tables_add_up_exactly(language, unit, minutes):
+    rows = _timing_table(_guide(unit, language), minutes, language)
+    total = FORMS[language].total
+    totals = [int(row[0]) for row in rows if total in row[1].lower()]
+    segments = [int(row[0]) for row in rows if total not in row[1].lower()]
     assert totals == [minutes], f"{unit}: the {minutes}-minute table needs one total row"
     assert sum(segments) == minutes, f"{unit}: segments add up to {sum(segments)}, not {minutes}"
     assert len(segments) >= 4, f"{unit}: a {minutes}-minute plan needs real segments"
 
 
-@pytest.mark.parametrize("unit", UNITS)
-def test_every_graded_item_and_the_total_points_are_in_the_guide(unit):
-    guide = _guide(unit)
+@pytest.mark.parametrize(("language", "unit"), GUIDES)
+def test_every_graded_item_and_the_total_points_are_in_the_guide(language, unit):
+    guide = _guide(unit, language)
     infos = items(_notebook(unit))
     for info in infos:
         assert f"`{info.grade_id}`" in guide, f"{unit}: {info.grade_id} is not in its guide"
     total = sum(info.max_points for info in infos)
-    stated = re.search(r"\*\*Points:\*\* (\d+) in (\d+) graded items", guide)
-    assert stated, f"{unit}: no '**Points:** N in M graded items' line"
+    stated = FORMS[language].points.search(guide)
+    assert stated, f"{unit} ({language}): no points line ({FORMS[language].points.pattern})"
     assert (int(stated.group(1)), int(stated.group(2))) == (total, len(infos))
 
 
-@pytest.mark.parametrize("unit", UNITS)
-def test_every_solution_is_quoted_exactly(unit):
-    guide = "\n".join(line.rstrip() for line in _guide(unit).splitlines())
+@pytest.mark.parametrize(("language", "unit"), GUIDES)
+def test_every_solution_is_quoted_exactly(language, unit):
+    guide = "\n".join(line.rstrip() for line in _guide(unit, language).splitlines())
     for cell in _notebook(unit).cells:
         meta = cell.metadata.get("nbgrader", {})
         if not meta.get("solution") or meta.get("grade"):
@@ -111,19 +165,22 @@ def test_every_solution_is_quoted_exactly(unit):
         assert f"`{meta['grade_id']}`" in guide
 
 
-@pytest.mark.parametrize("unit", UNITS)
-def test_cited_cells_hold_what_the_guide_quotes(unit):
+@pytest.mark.parametrize(("language", "unit"), GUIDES)
+def test_cited_cells_hold_what_the_guide_quotes(language, unit):
+    """A cell is quoted from the English source notebook or the guide's own language's."""
     cells = _notebook(unit).cells
-    guide = _guide(unit)
-    cited = list(_CELL.finditer(guide))
+    own = nbformat.read(LAYOUT.learner_notebook(unit, language), as_version=4).cells
+    guide = _guide(unit, language)
+    cited = list(FORMS[language].cell.finditer(guide))
     assert cited, f"{unit}: the guide cites no cell"
     for match in cited:
         number, quote = int(match.group(1)), match.group(2)
         assert quote, f"{unit}: '{match.group(0)}' needs a quote: cell N (`text in the cell`)"
         assert 1 <= number <= len(cells), f"{unit}: cell {number} does not exist"
-        assert quote in cells[number - 1].source, f"{unit}: cell {number} does not hold {quote!r}"
+        held = cells[number - 1].source + "\n" + own[number - 1].source
+        assert quote in held, f"{unit} ({language}): cell {number} does not hold {quote!r}"
     for minutes in (50, 90):
-        for row in _timing_table(guide, minutes):
+        for row in _timing_table(guide, minutes, language):
             for number in re.findall(r"\d+", row[2]):
                 assert 1 <= int(number) <= len(cells), f"{unit}: the timing cites cell {number}"
 
@@ -162,10 +219,10 @@ def test_recording_methods_and_their_keywords_exist():
     assert plays >= len(UNITS)
 
 
-@pytest.mark.parametrize("unit", UNITS)
-def test_the_projector_animation_is_the_notebooks_own_recording(unit):
+@pytest.mark.parametrize(("language", "unit"), GUIDES)
+def test_the_projector_animation_is_the_notebooks_own_recording(language, unit):
     code = "\n".join(c.source for c in _notebook(unit).cells if c.cell_type == "code")
-    shown = re.findall(r"\b(\w+)(\[[^\]]+\])?\.play\(projector=True\)", _guide(unit))
+    shown = re.findall(r"\b(\w+)(\[[^\]]+\])?\.play\(projector=True\)", _guide(unit, language))
     assert shown, f"{unit}: the guide shows no animation with play(projector=True)"
     for name, key in shown:
         assert re.search(rf"\b{name}\b", code), f"{unit}: the notebook has no {name}"

@@ -14,6 +14,8 @@ Example::
     '`0.weight`이(가) 새 객체로 바뀌었습니다.'
     >>> messages.lookup("something else") is None
     True
+    >>> Messages({'e.g. {{"A"}}': '예: {{"A"}}'}).lookup('e.g. {"A"}')
+    '예: {"A"}'
 """
 
 from __future__ import annotations
@@ -86,8 +88,9 @@ class Messages:
     """Translations keyed by English text; a key with replacement fields is a template."""
 
     def __init__(self, translations: Mapping[str, str]) -> None:
+        self._translations = dict(translations)
         self._exact = {
-            english: translated
+            _literal(english): _literal(translated)
             for english, translated in translations.items()
             if translated and not fields(english)
         }
@@ -105,7 +108,7 @@ class Messages:
 
     def merged(self, other: Messages) -> Messages:
         """These translations and ``other``'s (``other`` wins where both have a key)."""
-        return Messages({**self._exact, **self._templates, **other._exact, **other._templates})
+        return Messages({**self._translations, **other._translations})
 
     def lookup(self, text: str) -> str | None:
         """The translation of ``text``, or ``None`` when no entry matches it.
@@ -138,6 +141,11 @@ class Messages:
             compiled.append((literal, english, re.compile(regex, re.DOTALL)))
         compiled.sort(key=lambda entry: -entry[0])
         return [(english, pattern) for _, english, pattern in compiled]
+
+
+def _literal(template: str) -> str:
+    """The text a template with no fields stands for: its doubled braces undoubled."""
+    return "".join(text for text, _ in parts(template))
 
 
 def _fill(translated: str, names: list[str], values: tuple[str, ...]) -> str:

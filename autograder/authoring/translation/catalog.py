@@ -124,9 +124,7 @@ def catalog_problems(path: Path, entries: Sequence[Entry], *, label: str) -> lis
         else:
             problems.extend(f"{where}: {p}" for p in _translation_problems(entry, message.string))
     for english in spare:
-        problems.append(
-            f"{label}: translation of English no longer in the source: {_shown(english)}"
-        )
+        problems.append(f"{label}: a translation of English no longer there: {_shown(english)}")
     return problems
 
 
