@@ -306,12 +306,12 @@ def _same_value(a: object, b: object) -> bool:
 
 
 def _word(value: object, labels: Mapping[object, str]) -> str:
-    """The item's word for ``value``: its label (same type only: True is not 1), else the
-    text itself, else its repr."""
+    """The item's word for ``value`` in the learner's language: its label (same type only: True
+    is not 1), else the text itself (an answer's word, translated), else its repr."""
     for key, label in labels.items():
         if type(key) is type(value) and key == value:
             return _(translate(label))
-    return value if isinstance(value, str) else repr(value)
+    return translate(value) if isinstance(value, str) else repr(value)
 
 
 def _shown(value: object, labels: Mapping[object, str]) -> str:

@@ -50,6 +50,7 @@ class CourseCatalog:
     path: Path
     entries: list[Entry]
     label: str
+    source: str = ""
 
 
 def course_catalogs(root: Path, language: str) -> list[CourseCatalog]:
@@ -63,7 +64,10 @@ def course_catalogs(root: Path, language: str) -> list[CourseCatalog]:
         notebook = nbformat.read(layout.source_notebook(unit), as_version=4)
         catalogs.append(
             CourseCatalog(
-                unit_catalog(root, unit, language), notebook_messages(notebook), f"unit {unit}"
+                unit_catalog(root, unit, language),
+                notebook_messages(notebook),
+                f"unit {unit}",
+                f"{unit}.ipynb",
             )
         )
     return catalogs
@@ -74,7 +78,9 @@ def update_translations(*, root: Path) -> list[Path]:
     written = []
     for language in TRANSLATIONS:
         for catalog in course_catalogs(root, language):
-            update_catalog(catalog.path, catalog.entries, language, label=catalog.label)
+            update_catalog(
+                catalog.path, catalog.entries, language, label=catalog.label, source=catalog.source
+            )
             written.append(catalog.path)
     return written
 

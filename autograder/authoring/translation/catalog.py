@@ -55,13 +55,16 @@ def read_catalog(path: Path) -> Catalog | None:
         raise ValueError(f"{path}: not a readable PO catalog ({error})") from error
 
 
-def update_catalog(path: Path, entries: Sequence[Entry], language: str, *, label: str) -> None:
-    """Bring the catalog at ``path`` in step with ``entries`` (creating it if needed)."""
+def update_catalog(
+    path: Path, entries: Sequence[Entry], language: str, *, label: str, source: str = ""
+) -> None:
+    """Bring the catalog at ``path`` in step with ``entries`` (creating it if needed);
+    ``source``: the notebook the entries' cell numbers refer to, named in each entry."""
     template = Catalog(locale=language, project="autograd-course", creation_date=_CREATED)
     for entry in entries:
         template.add(
             entry.text,
-            locations=[(entry.where or label, entry.cell + 1 if entry.cell is not None else 0)],
+            locations=[_location(entry, source)],
             flags=[MARKDOWN_FLAG] if entry.markdown else [],
             auto_comments=_comments(entry),
         )
@@ -85,6 +88,14 @@ def update_catalog(path: Path, entries: Sequence[Entry], language: str, *, label
     buffer = io.BytesIO()
     write_po(buffer, catalog, width=100, omit_header=False, include_previous=True)
     write_bytes_atomic(path, buffer.getvalue())
+
+
+def _location(entry: Entry, source: str) -> tuple[str, int | None]:
+    """Where an entry's English is: ``(file, line)`` in a package, ``(notebook, cell)``."""
+    if entry.where:
+        file, _, line = entry.where.rpartition(":")
+        return file, int(line)
+    return source, None if entry.cell is None else entry.cell + 1
 
 
 def _comments(entry: Entry) -> list[str]:

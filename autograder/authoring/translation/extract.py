@@ -39,18 +39,21 @@ from autograder.i18n.messages import parts
 __all__ = ["Entry", "library_messages", "notebook_messages"]
 
 # Where a check call takes text: positional indexes and keyword names. A check's ``name`` is
-# often code (`snapshot`, `grads['w']`), translated only where it is prose (has a space).
-_NAME, _TEXT = "name", "text"
+# often code (`snapshot`, `grads['w']`), translated only where it is prose (has a space). An
+# answer a learner types (`"error"`, one of ``expect_choice``'s choices) stays as typed, but the
+# reveal shows it in the learner's language: its words are translated, its letters are not.
+_NAME, _TEXT, _ANSWER = "name", "text", "answer"
 _TEXT_ARGUMENTS: dict[str, dict[int | str, str]] = {
     "expect": {1: _TEXT, "message": _TEXT, "hint": _TEXT},
     "expect_first_prediction": {1: _NAME, "name": _NAME, "hint": _TEXT},
+    "expect_choice": {0: _NAME, "name": _NAME, 2: _ANSWER, "choices": _ANSWER, "hint": _TEXT},
     "call_learner": {0: _NAME},
     "reveal_prediction": {"why": _TEXT, "labels": _TEXT},
     "say": {0: _TEXT},
     **{
         check: {0: _NAME, "name": _NAME, "hint": _TEXT}
-        for check in ("expect_type", "expect_equal", "expect_choice", "expect_mapping")
-        + ("expect_tensor", "expect_leaf")
+        for check in ("expect_type", "expect_equal", "expect_mapping", "expect_tensor")
+        + ("expect_leaf",)
     },
 }
 # The packages' marks for translatable text, as Babel's extractor knows them.
@@ -121,8 +124,13 @@ def _cell_texts(tree: ast.Module | None, bindings: dict[str, list[ast.expr]]) ->
         arguments += [(k.value, takes[k.arg]) for k in node.keywords if k.arg in takes]
         for argument, kind in arguments:
             for text in _texts(argument, bindings, set()):
-                if kind == _TEXT or _is_prose(text):
+                if kind == _TEXT or _is_prose(text) or kind == _ANSWER and _is_word(text):
                     yield text
+
+
+def _is_word(template: str) -> bool:
+    """Whether a template is words (``"error"``, ``"hook skipped"``), not a letter or a number."""
+    return len(template) > 1 and template.replace(" ", "").isalpha()
 
 
 def _is_prose(template: str) -> bool:
@@ -170,17 +178,15 @@ def _texts(node: ast.expr, bindings: dict[str, list[ast.expr]], seen: set[str]) 
 def _prose_bound_to(
     node: ast.expr, bindings: dict[str, list[ast.expr]], seen: set[str]
 ) -> Iterator[str]:
-    """The prose (string constants with a space) that the names used in a replacement field
-    are bound to: the words a filled template may hold."""
+    """The words (string constants of prose or of letters only) that the names used in a
+    replacement field are bound to: what a filled template may hold."""
     for name in {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} - seen:
         for bound in bindings.get(name, []):
             for constant in ast.walk(bound):
-                if (
-                    isinstance(constant, ast.Constant)
-                    and isinstance(constant.value, str)
-                    and " " in constant.value.strip()
-                ):
-                    yield constant.value.replace("{", "{{").replace("}", "}}")
+                if isinstance(constant, ast.Constant) and isinstance(constant.value, str):
+                    text = constant.value.replace("{", "{{").replace("}", "}}")
+                    if _is_prose(text) or _is_word(text):
+                        yield text
 
 
 def _template(node: ast.JoinedStr) -> str:
@@ -204,8 +210,11 @@ def _field_source(value: ast.FormattedValue) -> str:
 
 def _bindings(trees: object) -> dict[str, list[ast.expr]]:
     """Each name assigned in the notebook's code, with every expression it is bound to: an
-    assignment's value, or a for loop's iterable (all of it, for a tuple target)."""
+    assignment's value, a for loop's iterable (all of it, for a tuple target), or, for a
+    function's parameter, what the notebook's calls of that function pass it."""
     bound: dict[str, list[ast.expr]] = {}
+    functions: dict[str, ast.FunctionDef] = {}
+    calls: list[ast.Call] = []
     for tree in trees:  # type: ignore[attr-defined]
         for node in ast.walk(tree):
             if isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
@@ -216,6 +225,20 @@ def _bindings(trees: object) -> dict[str, list[ast.expr]]:
             elif isinstance(node, ast.For | ast.comprehension):
                 for name in _names(node.target):
                     bound.setdefault(name, []).append(node.iter)
+            elif isinstance(node, ast.FunctionDef):
+                functions[node.name] = node
+            elif isinstance(node, ast.Call):
+                calls.append(node)
+    for call in calls:
+        function = functions.get(_called(call) or "")
+        if function is None:
+            continue
+        parameters = [argument.arg for argument in function.args.args]
+        for name, value in zip(parameters, call.args, strict=False):
+            bound.setdefault(name, []).append(value)
+        for keyword in call.keywords:
+            if keyword.arg in parameters:
+                bound.setdefault(keyword.arg, []).append(keyword.value)
     return bound
 
 
