@@ -13,12 +13,15 @@ AS_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --upgrade pip
-	$(BIN)/python -m pip install -c constraints.txt -e '.[test]'
+	$(BIN)/python -m pip install -c constraints.txt -e '.[test,hub]'
 	@touch $(STAMP)
 
 ## lab: set up .venv if needed and open JupyterLab on the learner notebooks in course/
+# autograder/lab holds the course's JupyterLab settings: no first-run questions, the course's
+# notebooks trusted (a JUPYTER_CONFIG_PATH of your own is kept after it).
+LAB_CONFIG := $(CURDIR)/autograder/lab$(if $(JUPYTER_CONFIG_PATH),:$(JUPYTER_CONFIG_PATH))
 lab: $(STAMP)
-	$(BIN)/jupyter lab --ServerApp.root_dir=course $(AS_ROOT) $(LAB_ARGS)
+	JUPYTER_CONFIG_PATH="$(LAB_CONFIG)" $(BIN)/jupyter lab --ServerApp.root_dir=course $(AS_ROOT) $(LAB_ARGS)
 
 ## test: set up .venv if needed and run the whole suite
 test: $(STAMP)
