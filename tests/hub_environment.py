@@ -103,7 +103,7 @@ def install_course_environment(prefix: Path) -> Path:
     etc = venv / "etc" / "jupyter"
     for source, target in [
         (DEPLOY / "nbgrader_config.py", etc / "nbgrader_config.py"),
-        (LAB / "jupyter_server_config.json", etc / "jupyter_server_config.d" / "autograd.json"),
+        (LAB / "jupyter_server_config.json", etc / "jupyter_server_config.json"),
         (LAB / "labconfig" / "default_setting_overrides.json",
          etc / "labconfig" / "default_setting_overrides.json"),
     ]:  # fmt: skip

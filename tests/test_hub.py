@@ -2,10 +2,11 @@
 nbgrader's exchange, formgrader as a hub service, and the class grader in the middle.
 
 The hub runs docs/deploy/one-server/jupyterhub_config.py, the file the guide gives; the test
-sets only where things are (environment variables the file reads) and the ports. Learners'
-servers run from the course environment at a prefix every account can read (made as the guide's
-install would, :mod:`tests.hub_environment`), with the guide's nbgrader_config.py and the
-course's JupyterLab settings in its ``etc/jupyter``. In Chromium (Playwright):
+sets only where things are (environment variables the file reads), and on the command line the
+ports and the hub's own state files. Learners' servers run from the course environment at a
+prefix every account can read (made as the guide's install would, :mod:`tests.hub_environment`),
+with the guide's nbgrader_config.py and the course's JupyterLab settings in its
+``etc/jupyter``. In Chromium (Playwright):
 
 1. a learner logs in, finds JupyterLab asking nothing and unit 01 trusted, fetches unit 01,
    answers, validates and submits;
@@ -38,6 +39,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from nbgrader.api import Gradebook
 
 from tests.conftest import LAYOUT, ROOT
 from tests.hub_environment import DEPLOY, install_course_environment
@@ -274,11 +276,12 @@ def _learner_works(browser, room) -> None:
     fetched.get_by_text(UNIT).first.wait_for(timeout=60_000)
 
     page.goto(f"{room.url}/user/{LEARNER}/lab/tree/{UNIT}/{UNIT}.ipynb")
+    cells = len(nbformat.read(LAYOUT.learner_notebook(UNIT), as_version=4).cells)
     page.wait_for_function(
         f"""() => {{
             const panel = {_APP} && {_APP}.shell.currentWidget;
             return panel && panel.context?.path?.endsWith('{UNIT}.ipynb')
-                && panel.content.widgets.length;
+                && panel.content.widgets.length === {cells};
         }}""",
         timeout=120_000,
     )
@@ -396,7 +399,8 @@ def test_a_class_on_jupyterhub_from_fetch_to_feedback(classroom):
             raise
         finally:
             browser.close()
-    with_comment = json.dumps(
-        [str(p) for p in (classroom.course / "feedback").rglob("*.html")]
-    )
-    assert LEARNER in with_comment
+    # The instructor's comment is in the gradebook, and grading the class again keeps it.
+    classroom.grade()
+    with Gradebook(f"sqlite:///{classroom.course / 'gradebook.db'}") as book:
+        comments = book.find_submission_notebook(UNIT, UNIT, LEARNER).comments
+        assert COMMENT in [comment.manual_comment for comment in comments]

@@ -44,10 +44,12 @@ _TIMESTAMP_BYTES = 200
 
 @dataclass(frozen=True)
 class UnitNotebooks:
-    """A unit's source and released notebooks, and its cells as the gradebook keeps them."""
+    """A unit's source and released notebooks, and its cells as the gradebook keeps them
+    (``released`` is ``None`` and ``cells`` empty for a unit never released to ``course/``:
+    its scores are recorded, but no autograded notebook can be written)."""
 
     source: nbformat.NotebookNode
-    released: nbformat.NotebookNode
+    released: nbformat.NotebookNode | None
     cells: tuple[nbformat.NotebookNode, ...]
 
     @classmethod
@@ -55,6 +57,8 @@ class UnitNotebooks:
         """Read ``unit``'s notebooks; :class:`~autograder.reporting.gradebook_cells.
         CellsOutOfDate` when ``course/`` does not match ``solutions/``."""
         source = nbformat.read(layout.source_notebook(unit), as_version=4)
+        if not layout.learner_notebook(unit).is_file():
+            return cls(source, None, ())
         released = nbformat.read(layout.learner_notebook(unit), as_version=4)
         cells = gradebook_cells(source, released, name=f"{unit}.ipynb")
         return cls(source, released, tuple(cells))
@@ -93,6 +97,11 @@ def nbgrader_records(
         path = notebooks.get((result.student, result.unit))
         unit = units.get(result.unit)
         if result.status != GRADED or path is None or unit is None:
+            continue
+        if unit.released is None:
+            if course is not None:
+                problems.append(f"{result.student} {result.unit}: no autograded notebook "
+                                f"(course/{result.unit}/ was never released: run `make release`)")
             continue
         folder = path.parent
         own = submissions is not None and folder == submissions / result.student / result.unit

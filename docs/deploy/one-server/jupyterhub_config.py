@@ -8,7 +8,8 @@ in formgrader, a service of the hub run as the grader account that owns the cour
 (nbgrader's "One Class, Multiple Graders").
 
 tests/test_hub.py starts a hub with this file; it changes only what the environment variables
-below name (where things are on the test machine) and the ports, on the command line.
+below name (where things are on the test machine), and on the command line the ports and the
+hub's own state files.
 """
 
 import os
