@@ -5,6 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 PYTEST_ARGS ?= -n auto --dist loadgroup
 LAB_ARGS ?=
+LAB_ROOT ?= course
 # Jupyter refuses to run as root unless told; containers and CI run as root.
 AS_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
@@ -13,12 +14,15 @@ AS_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --upgrade pip
-	$(BIN)/python -m pip install -c constraints.txt -e '.[test]'
+	$(BIN)/python -m pip install -c constraints.txt -e '.[test,hub]'
 	@touch $(STAMP)
 
 ## lab: set up .venv if needed and open JupyterLab on the learner notebooks in course/
+# autograder/lab holds the course's JupyterLab settings: no first-run questions, the course's
+# notebooks trusted (a JUPYTER_CONFIG_PATH of your own is kept after it).
+LAB_CONFIG := $(CURDIR)/autograder/lab$(if $(JUPYTER_CONFIG_PATH),:$(JUPYTER_CONFIG_PATH))
 lab: $(STAMP)
-	$(BIN)/jupyter lab --ServerApp.root_dir=course $(AS_ROOT) $(LAB_ARGS)
+	JUPYTER_CONFIG_PATH="$(LAB_CONFIG)" $(BIN)/jupyter lab --ServerApp.root_dir=$(LAB_ROOT) $(AS_ROOT) $(LAB_ARGS)
 
 ## test: set up .venv if needed and run the whole suite
 test: $(STAMP)

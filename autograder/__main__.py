@@ -1,5 +1,5 @@
 """Command line: ``python -m autograder release [--check]``, ``translate [--check]``,
-``handout``, ``grade SUBMISSIONS``.
+``handout``, ``grade SUBMISSIONS``, ``canvas-csv``.
 
 Each verb forwards to one module.
 """
@@ -24,6 +24,7 @@ from autograder.authoring.translation import (
 from autograder.grading.grade import GradingError, grade
 from autograder.grading.sandbox import SandboxUnavailable
 from autograder.layout import CourseLayout
+from autograder.reporting.canvas_csv import MATCH_COLUMNS, CanvasCsvError, write_canvas_csv
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -78,7 +79,34 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="run learner code WITHOUT isolation (only where bubblewrap cannot run)",
     )
+    canvas_parser = verbs.add_parser(
+        "canvas-csv", help="the gradebook's scores as a CSV for Canvas's gradebook import"
+    )
+    canvas_parser.add_argument(
+        "--db",
+        default=None,
+        help="SQLAlchemy URL of the gradebook (default: sqlite:///graded/gradebook.db)",
+    )
+    canvas_parser.add_argument(
+        "--out", type=Path, default=Path("grades-canvas.csv"), help="the CSV to write"
+    )
+    canvas_parser.add_argument(
+        "--match",
+        choices=MATCH_COLUMNS,
+        default="SIS Login ID",
+        help="the Canvas column that gets nbgrader's student id (default: SIS Login ID)",
+    )
     arguments = parser.parse_args(argv)
+
+    if arguments.verb == "canvas-csv":
+        url = arguments.db or f"sqlite:///{(Path('graded') / 'gradebook.db').resolve()}"
+        try:
+            written = write_canvas_csv(db_url=url, out=arguments.out, match=arguments.match)
+        except CanvasCsvError as error:
+            print(f"canvas-csv failed: {error}", file=sys.stderr)
+            return 1
+        print(f"Canvas grades written: {written}")
+        return 0
 
     if arguments.verb == "grade":
         try:

@@ -56,13 +56,15 @@ _HEADING = re.compile(r"^#+\s+(.+)$", re.MULTILINE)
 class Cell:
     """One code cell to run: ``origin`` is ``course`` (the instructor's), ``answer`` (the
     learner's answer cell), ``added`` (a cell the learner added) or ``test``; a test's
-    ``hidden`` part runs right after its visible ``source``."""
+    ``hidden`` part runs right after its visible ``source``; ``position``: the index, in the
+    source notebook, of the cell this one stands for (``None`` for an added cell)."""
 
     index: int
     origin: str
     source: str
     grade_id: str | None = None
     hidden: str = ""
+    position: int | None = None
 
     def message(self) -> dict[str, Any]:
         return {
@@ -132,32 +134,39 @@ def assemble(source: nbformat.NotebookNode, learner: nbformat.NotebookNode) -> J
     missing: list[str] = []
     cells: list[Cell] = []
 
-    def add(origin: str, text: str, grade_id: str | None = None, hidden: str = "") -> None:
+    def add(
+        origin: str,
+        text: str,
+        grade_id: str | None = None,
+        hidden: str = "",
+        position: int | None = None,
+    ) -> None:
         if origin in ("answer", "added"):
             text, had_magic = _without_magics(text)
             if had_magic:
                 notes.append("IPython magics and shell commands (% or !) were not run.")
-        cells.append(Cell(len(cells), origin, text, grade_id, hidden))
+        cells.append(Cell(len(cells), origin, text, grade_id, hidden, position))
 
     for text in added_after.get(None, []):
         add("added", text)
-    for cell in source.cells:
+    for position, cell in enumerate(source.cells):
         if cell.cell_type != "code":
             continue
         meta = _nbgrader(cell)
         grade_id = meta.get("grade_id")
         if meta.get("solution") and not meta.get("grade"):
             if grade_id in answers:
-                add("answer", answers[grade_id], grade_id)
+                add("answer", answers[grade_id], grade_id, position=position)
             elif added_after:
                 missing.append(grade_id)
             else:
                 notes.append(f"The answer cell `{grade_id}` is missing from the notebook.")
         elif meta.get("grade"):
             hidden = "\n".join(match.group(1) for match in _HIDDEN.finditer(cell.source))
-            add("test", _HIDDEN.sub("", cell.source).rstrip("\n"), grade_id, hidden.rstrip("\n"))
+            visible = _HIDDEN.sub("", cell.source).rstrip("\n")
+            add("test", visible, grade_id, hidden.rstrip("\n"), position)
         else:
-            add("course", cell.source, grade_id)
+            add("course", cell.source, grade_id, position=position)
         for text in added_after.get(grade_id or cell.source, []):
             add("added", text)
     if missing:

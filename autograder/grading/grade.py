@@ -8,13 +8,15 @@ The steps, in order, and why in that order:
 3. grade every submission in parallel, one sandboxed worker per core; each result is saved to
    ``OUT/.results`` as soon as it is known, keyed by the submission's and the unit's content, so
    an interrupted run resumes and a second run gives the same grades;
-4. write ``grades.csv``, ``feedback/STUDENT/UNIT.html``, ``report.html`` and the gradebook.
+4. with ``--nbgrader-course``, write nbgrader's ``autograded/`` notebooks there (from the
+   learners' notebooks and the outputs of the graded run, cached with the results);
+5. write ``grades.csv``, ``feedback/STUDENT/UNIT.html``, ``report.html`` and the gradebook
+   (the course's own ``gradebook.db`` with ``--nbgrader-course``, unless ``--db`` names one).
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import queue
 import sys
@@ -29,7 +31,6 @@ from typing import TextIO
 
 import nbformat
 
-from autograder.atomic import write_text_atomic
 from autograder.checks.predictions import (
     FirstPredictions,
     bind_first_prediction,
@@ -40,6 +41,7 @@ from autograder.grading.intake import Submission, collect_submissions
 from autograder.grading.notebook_reader import read_learner_notebook
 from autograder.grading.reference import SolutionProblem, solution_references
 from autograder.grading.results import GRADED, NOT_GRADABLE, ItemInfo, NotGradable, UnitResult
+from autograder.grading.resume import cache_key, cached, save
 from autograder.grading.review import review_notes
 from autograder.grading.sandbox import SandboxSettings, find_sandbox
 from autograder.grading.scoring import Reference, judged_in_notebook, score_items
@@ -48,14 +50,13 @@ from autograder.grading.worker_pool import CellOutcome, Limits, Worker, WorkerFa
 from autograder.layout import CourseLayout
 from autograder.reporting.class_report import write_class_report
 from autograder.reporting.feedback import write_feedback
-from autograder.reporting.gradebook import record_grades
+from autograder.reporting.gradebook import Submitted, record_grades
+from autograder.reporting.gradebook_cells import CellsOutOfDate
 from autograder.reporting.grades_csv import write_grades_csv
 from autograder.reporting.nbgrader_feedback import place_feedback
+from autograder.reporting.nbgrader_records import UnitNotebooks, nbgrader_records
 
 __all__ = ["GradingError", "grade"]
-
-_GRADER_VERSION = "2"
-
 
 class GradingError(RuntimeError):
     """The class cannot be graded at all (a broken solution, no sandbox, unreadable input)."""
@@ -67,6 +68,7 @@ class _Unit:
     source: nbformat.NotebookNode
     digest: str
     infos: tuple[ItemInfo, ...]
+    notebooks: UnitNotebooks
 
 
 class _Workers:
@@ -139,7 +141,22 @@ def _grade_one(
         return UnitResult(status=NOT_GRADABLE, reason=reason, **base)
     notes = base["notes"] + job.notes + firsts.problems
     review = review_notes(job, outcomes, references, unit.source)
-    return UnitResult(status=GRADED, items=scored, review=review, **{**base, "notes": notes})
+    return UnitResult(
+        status=GRADED,
+        items=scored,
+        review=review,
+        outputs=_shown(outcomes),
+        **{**base, "notes": notes},
+    )
+
+
+def _shown(outcomes: dict[int, CellOutcome]) -> dict[str, list[str]]:
+    """What each cell printed and raised, for the autograded notebook (display only)."""
+    return {
+        str(index): [*outcome.output, outcome.error or ""]
+        for index, outcome in sorted(outcomes.items())
+        if any(outcome.output) or outcome.error
+    }
 
 
 def _bound_to(firsts: FirstPredictions, outcomes: dict[int, CellOutcome]) -> dict[int, CellOutcome]:
@@ -151,25 +168,6 @@ def _bound_to(firsts: FirstPredictions, outcomes: dict[int, CellOutcome]) -> dic
         )
         for index, outcome in outcomes.items()
     }
-
-
-def _cache_key(submission: Submission, unit: _Unit | None, settings: SandboxSettings) -> str:
-    digest = hashlib.sha256(f"{_GRADER_VERSION}\0{settings.kind}\0".encode())
-    digest.update(json.dumps([submission.problem, submission.notes]).encode())
-    if submission.notebook is not None:
-        digest.update(submission.notebook.read_bytes())
-        firsts = read_first_predictions(submission.notebook.parent)
-        digest.update(json.dumps([firsts.text, firsts.problems]).encode())
-    digest.update(unit.digest.encode() if unit else b"no unit")
-    return digest.hexdigest()
-
-
-def _cached(path: Path, key: str) -> UnitResult | None:
-    try:
-        saved = json.loads(path.read_text(encoding="utf-8"))
-        return UnitResult.from_json(saved["result"]) if saved.get("key") == key else None
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
 
 
 def grade(
@@ -186,8 +184,10 @@ def grade(
 ) -> list[UnitResult]:
     """Grade every submission under ``submissions`` (a folder or a zip) into ``out``.
 
-    ``nbgrader_course``: an nbgrader course folder whose ``submitted/`` was graded; the feedback
-    pages are also placed in its ``feedback/`` for ``nbgrader release_feedback``."""
+    ``nbgrader_course``: an nbgrader course folder whose ``submitted/`` was graded: its
+    ``autograded/`` notebooks are written for formgrader, its ``gradebook.db`` is the gradebook
+    unless ``db_url`` names another, and the feedback pages are also placed in its ``feedback/``
+    for ``nbgrader release_feedback``."""
     started = time.monotonic()
     limits = limits or Limits()
     settings = find_sandbox() if sandbox else SandboxSettings(kind="none")
@@ -199,10 +199,12 @@ def grade(
         units = {}
         for name in sorted({s.unit for s in collected} & set(course_units)):
             path = layout.source_notebook(name)
-            source = nbformat.read(path, as_version=4)
-            units[name] = _Unit(
-                name, source, hashlib.sha256(path.read_bytes()).hexdigest(), items(source)
-            )
+            try:
+                notebooks = UnitNotebooks.of(layout, name)
+            except CellsOutOfDate as error:
+                raise GradingError(str(error)) from error
+            digest = hashlib.sha256(path.read_bytes()).hexdigest()
+            units[name] = _Unit(name, notebooks.source, digest, items(notebooks.source), notebooks)
         count = max(1, min(workers or os.cpu_count() or 1, len(collected) or 1))
         pool = _Workers(count, settings, [root / "autograder", root / "gradgraph"])
         try:
@@ -226,13 +228,24 @@ def grade(
                 )
         finally:
             pool.stop()
+        submitted, problems = nbgrader_records(
+            results,
+            {(s.student, s.unit): s.notebook for s in collected if s.notebook is not None},
+            {name: unit.notebooks for name, unit in units.items()},
+            submissions=submissions if submissions.is_dir() else None,
+            course=nbgrader_course,
+        )
+    for problem in problems if progress is not None else ():
+        print(problem, file=progress)
+    if nbgrader_course is not None and db_url is None:
+        db_url = f"sqlite:///{(nbgrader_course / 'gradebook.db').resolve()}"
     judged_inside = {
         f"{name} {grade_id}": judged_in_notebook(reference)
         for name, unit_references in references.items()
         for grade_id, reference in unit_references.items()
         if judged_in_notebook(reference)
     }
-    _write_outputs(results, units, out, db_url, settings, judged_inside)
+    _write_outputs(results, units, out, db_url, settings, judged_inside, submitted)
     if nbgrader_course is not None and submissions.is_dir():
         place_feedback(
             results, pages=out / "feedback", submitted=submissions, course=nbgrader_course
@@ -258,7 +271,7 @@ def _grade_all(
     pending = {}
 
     def keep(result: UnitResult, cache: Path, key: str) -> None:
-        write_text_atomic(cache, json.dumps({"key": key, "result": result.to_json()}))
+        save(cache, key, result)
         results.append(result)
         if progress is not None:
             elapsed = time.monotonic() - started
@@ -267,9 +280,9 @@ def _grade_all(
 
     for submission in collected:
         unit = units.get(submission.unit)
-        key = _cache_key(submission, unit, settings)
+        key = cache_key(submission, unit.digest if unit else None, settings.kind)
         cache = out / ".results" / submission.student / f"{submission.unit}.json"
-        if (saved := _cached(cache, key)) is not None:
+        if (saved := cached(cache, key)) is not None:
             results.append(saved)
         elif unit is None:  # not a unit of the course: nothing to run
             refused = UnitResult(
@@ -298,6 +311,7 @@ def _write_outputs(
     db_url: str | None,
     settings: SandboxSettings,
     judged_inside: dict[str, list[str]],
+    submitted: dict[tuple[str, str], Submitted],
 ) -> None:
     infos = {name: unit.infos for name, unit in units.items()}
     write_grades_csv(out / "grades.csv", results)
@@ -309,4 +323,10 @@ def _write_outputs(
         sandboxed=settings.isolated,
         judged_inside=judged_inside,
     )
-    record_grades(db_url or f"sqlite:///{(out / 'gradebook.db').resolve()}", results, infos)
+    record_grades(
+        db_url or f"sqlite:///{(out / 'gradebook.db').resolve()}",
+        results,
+        infos,
+        cells={name: unit.notebooks.cells for name, unit in units.items()},
+        submitted=submitted,
+    )

@@ -58,7 +58,10 @@ class UnitResult:
     newer one was graded"); ``review``: what the instructor should look at (code that reaches
     for grading internals, what the grader put back or voided; see
     :mod:`autograder.grading.review`), never shown as a verdict; ``sandboxed`` is False only
-    when the instructor explicitly allowed grading without isolation.
+    when the instructor explicitly allowed grading without isolation; ``outputs``: what each
+    cell of the graded run printed and the error it raised, by the cell's index in the job
+    (``[stdout, stderr, error]``, cells that showed nothing left out), for the autograded
+    notebook, display only.
     """
 
     student: str
@@ -71,6 +74,7 @@ class UnitResult:
     review: tuple[str, ...] = ()
     sandboxed: bool = True
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
+    outputs: dict[str, list[str]] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def score(self) -> float:
@@ -87,4 +91,5 @@ class UnitResult:
         )
         fields["notes"] = tuple(data.get("notes", ()))
         fields["review"] = tuple(data.get("review", ()))
+        fields["outputs"] = dict(data.get("outputs", {}))
         return cls(**fields)

@@ -12,18 +12,27 @@ module, a class or the builtins reaches it. Per cell:
   and the test gets its own copy of the notebook's globals;
 * a learner run sends its checks without the expected values its process computed;
 * after a test cell the state is checked again: what changed while the test ran, or a thread
-  the notebook started that is still running, voids the item, with the reason.
+  the notebook started that is still running, voids the item, with the reason;
+* what the cell prints (``sys.stdout`` and ``sys.stderr``, the first :data:`OUTPUT_CHARS`
+  characters of each) is sent back for display in the autograded notebook: it never decides a
+  point, since a notebook may print anything.
 
 Example (the reply's shape)::
 
     >>> sorted(reply(3, "n", True, None, [], [], []))
-    ['error', 'index', 'nonce', 'ok', 'op', 'put_back', 'records', 'voided']
+    ['error', 'index', 'nonce', 'ok', 'op', 'output', 'put_back', 'records', 'voided']
+    >>> shown = Output(limit=5)
+    >>> shown.write("hello, world")
+    12
+    >>> shown.text().splitlines()
+    ['hello', '… (output cut after 5 characters)']
 """
 
 from __future__ import annotations
 
 import builtins
 import random
+import sys
 from _thread import _count as _thread_count
 from collections.abc import Callable
 from contextlib import suppress
@@ -35,10 +44,44 @@ from autograder.checks import CheckFailed, send_records_to
 from autograder.checks.evidence import type_label
 from autograder.checks.messages import whole_message, wrapped
 
-__all__ = ["make_runner", "reply"]
+__all__ = ["OUTPUT_CHARS", "Output", "make_runner", "reply"]
 
 TEST_SEED = 20260
 _MAX_NAMES = 20
+OUTPUT_CHARS = 20_000
+_CUT = "\n… (output cut after {limit} characters)"
+
+
+class Output:
+    """A stream that keeps the first ``limit`` characters written to it (what a cell prints,
+    shown in the autograded notebook; display only)."""
+
+    def __init__(self, limit: int = OUTPUT_CHARS) -> None:
+        self._parts: list[str] = []
+        self._size = 0
+        self._limit = limit
+        self._cut = False
+
+    def write(self, text: str) -> int:
+        text = str.__str__(text) if isinstance(text, str) else ""
+        written = len(text)
+        room = self._limit - self._size
+        if written > room:
+            self._cut = True
+            text = text[: max(room, 0)]
+        self._parts.append(text)
+        self._size += len(text)
+        return written
+
+    def flush(self) -> None:
+        return None
+
+    def isatty(self) -> bool:
+        return False
+
+    def text(self) -> str:
+        shown = "".join(self._parts)
+        return shown + (_CUT.format(limit=self._limit) if self._cut else "")
 
 
 def reply(
@@ -49,8 +92,9 @@ def reply(
     records: list[dict[str, Any]],
     voided: list[str],
     put_back: list[str],
+    output: tuple[str, str] = ("", ""),
 ) -> dict[str, Any]:
-    """The ``done`` message for one cell."""
+    """The ``done`` message for one cell; ``output``: what it printed to stdout and stderr."""
     return {
         "op": "done",
         "index": index,
@@ -60,6 +104,7 @@ def reply(
         "records": records,
         "voided": voided,
         "put_back": put_back,
+        "output": list(output),
     }
 
 
@@ -111,6 +156,7 @@ def make_runner(
     threads = _thread_count()
     bound_compile, bound_exec, bound_dict, base_exception = compile, exec, dict, BaseException
     changed_names = _names
+    the_sys, make_output = sys, Output
 
     def run_cell(cell: dict[str, Any]) -> dict[str, Any]:
         origin = cell["origin"]
@@ -129,6 +175,9 @@ def make_runner(
                 seed()
             scope = bound_dict(namespace)
         error = None
+        printed, warned = make_output(), make_output()
+        streams = the_sys.stdout, the_sys.stderr
+        the_sys.stdout, the_sys.stderr = printed, warned
         try:
             with send_records_to(records.append, expected=not learner):
                 bound_exec(bound_compile(cell["source"], f"<cell {cell['index']}>", "exec"), scope)
@@ -139,6 +188,11 @@ def make_runner(
             error = "the cell raised an exception that could not be described"
             with suppress(base_exception):
                 error = describe_error(raised)
+        finally:
+            the_sys.stdout, the_sys.stderr = streams
+        output = ("", "")
+        with suppress(base_exception):  # display only: a broken stream shows nothing
+            output = (printed.text(), warned.text())
         if origin == "test":
             changed = put_back()
             if changed:
@@ -151,7 +205,9 @@ def make_runner(
                 "a thread the notebook started was still running: its checks cannot be "
                 "trusted, so the item earns nothing."
             )
-        return reply(cell["index"], cell["nonce"], error is None, error, records, voided, restored)
+        return reply(
+            cell["index"], cell["nonce"], error is None, error, records, voided, restored, output
+        )
 
     def run() -> None:
         send({"op": "started"})

@@ -32,6 +32,8 @@ from autograder.grading.sandbox import SandboxSettings, run_as, worker_command, 
 __all__ = ["CellOutcome", "Limits", "Worker", "WorkerFailed", "run_cells"]
 
 _MAX_MESSAGE_BYTES = 64 * 2**20
+# What a cell printed, per stream: the worker keeps 20,000 characters and adds a note if it cut.
+_MAX_OUTPUT_CHARS = 20_100
 
 
 class WorkerFailed(RuntimeError):
@@ -64,7 +66,9 @@ class CellOutcome:
     """What one cell did: ``ok`` unless it raised; the check records it produced; ``voided``:
     why the worker does not trust them (the state tests rely on changed while the cell ran, a
     thread the notebook started was running), empty when nothing was seen; ``put_back``: what
-    the worker had to restore before a test cell (the names, for the instructor's review)."""
+    the worker had to restore before a test cell (the names, for the instructor's review);
+    ``output``: what the cell printed to stdout and stderr, shown in the autograded notebook and
+    never judged."""
 
     index: int
     ok: bool
@@ -72,6 +76,7 @@ class CellOutcome:
     records: tuple[dict[str, Any], ...] = ()
     voided: tuple[str, ...] = ()
     put_back: tuple[str, ...] = ()
+    output: tuple[str, str] = ("", "")
 
 
 @dataclass
@@ -227,7 +232,16 @@ def _outcome(index: int, reply: dict[str, Any]) -> CellOutcome:
         else (),
         voided=tuple(str(v)[:2000] for v in voided) if isinstance(voided, list) else (),
         put_back=tuple(str(n)[:200] for n in put_back[:50]) if isinstance(put_back, list) else (),
+        output=_printed(reply.get("output")),
     )
+
+
+def _printed(output: object) -> tuple[str, str]:
+    """The cell's (stdout, stderr) from its reply, each cut to a bounded size."""
+    if not isinstance(output, list) or len(output) != 2:
+        return ("", "")
+    stdout, stderr = (text[:_MAX_OUTPUT_CHARS] if isinstance(text, str) else "" for text in output)
+    return (stdout, stderr)
 
 
 def run_cells(

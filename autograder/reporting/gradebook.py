@@ -5,6 +5,15 @@ one gradebook. Graders may record at the same time: when two create the same row
 tables of a new gradebook, a unit, a learner), the one whose insert loses takes the row the
 other made and goes on.
 
+Given the unit's cells (:func:`autograder.reporting.gradebook_cells.gradebook_cells`), it
+writes the rows ``nbgrader generate_assignment`` and ``nbgrader autograde`` write: the graded,
+answer and source cells with their checksums; per submission its timestamp, a ``Grade`` per
+graded cell (``auto_score`` from the grader) and a ``Comment`` per answer cell (nbgrader's
+``No response.`` for an answer left as released). What an instructor set in formgrader stays:
+manual scores, extra credit and comments are never written here. A manual score is flagged
+for review again (``needs_manual_grade``) only when the grader's own score under it changed,
+where ``nbgrader autograde`` flags every manual score on each run.
+
 Example::
 
     >>> import tempfile
@@ -28,16 +37,23 @@ import sys
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import TypeVar
 
-from nbgrader.api import Gradebook, InvalidEntry
+import nbformat
+from nbgrader import utils
+from nbgrader.api import Comment, Grade, Gradebook, InvalidEntry, SubmittedNotebook
 from sqlalchemy.exc import IntegrityError, ProgrammingError, SAWarning
 
 from autograder.grading.results import GRADED, ItemInfo, UnitResult
+from autograder.reporting.gradebook_cells import kept_in_gradebook
 
-__all__ = ["record_grades"]
+__all__ = ["Submitted", "record_grades"]
+
+# nbgrader's own automatic comment on an answer cell left as it was released (SaveAutoGrades).
+NO_RESPONSE = "No response."
 
 # What losing a race for a row raises: a unique key taken meanwhile (nbgrader wraps it in
 # InvalidEntry), or, while a new gradebook's tables are made, a table or type that now exists.
@@ -53,11 +69,28 @@ _ROLLBACK = "Rolling back session due to database error"
 _Made = TypeVar("_Made")
 
 
+@dataclass(frozen=True)
+class Submitted:
+    """What the gradebook keeps of one submission besides its scores: nbgrader's timestamp (the
+    text of ``timestamp.txt``) and the answer cells left as released."""
+
+    timestamp: str | None = None
+    unanswered: frozenset[str] = frozenset()
+
+
 def record_grades(
-    url: str, results: Sequence[UnitResult], units: Mapping[str, Sequence[ItemInfo]]
+    url: str,
+    results: Sequence[UnitResult],
+    units: Mapping[str, Sequence[ItemInfo]],
+    *,
+    cells: Mapping[str, Sequence[nbformat.NotebookNode]] | None = None,
+    submitted: Mapping[tuple[str, str], Submitted] | None = None,
 ) -> None:
     """Write each graded result's item scores as nbgrader auto scores (one notebook per unit,
-    named like the unit); not-gradable results are left out, as nbgrader has no such state."""
+    named like the unit); not-gradable results are left out, as nbgrader has no such state.
+    ``cells``: per unit, its cells as the gradebook keeps them, to record the answer and source
+    cells too (formgrader's grading view needs them); ``submitted``: per (student, unit), the
+    submission's timestamp and unanswered cells."""
     # nbgrader runs the `alembic` command that sits beside this interpreter to stamp a new
     # database; put it on PATH even when the environment was not activated.
     tools = str(Path(sys.executable).parent)
@@ -68,9 +101,13 @@ def record_grades(
         with _again_on_conflict(partial(_ClosingGradebook, url)) as book:
             for unit, infos in units.items():
                 _record_unit(book, unit, infos)
+                for cell in (cells or {}).get(unit, ()):
+                    if kept_in_gradebook(cell):
+                        _record_cell(book, unit, cell)
             for result in results:
                 if result.status == GRADED and result.unit in units:
-                    _record_result(book, result)
+                    about = (submitted or {}).get((result.student, result.unit), Submitted())
+                    _record_result(book, result, about)
 
 
 class _ClosingGradebook(Gradebook):
@@ -103,12 +140,58 @@ def _record_unit(book: Gradebook, unit: str, infos: Sequence[ItemInfo]) -> None:
         )
 
 
-def _record_result(book: Gradebook, result: UnitResult) -> None:
+def _record_cell(book: Gradebook, unit: str, cell: nbformat.NotebookNode) -> None:
+    """One cell's rows, as nbgrader's ``SaveCells`` writes them."""
+    name, kind = cell.metadata.nbgrader["grade_id"], cell.cell_type
+    points = float(cell.metadata.nbgrader.get("points", 0) or 0)
+    if utils.is_grade(cell):
+        make = book.update_or_create_grade_cell
+        _again_on_conflict(partial(make, name, unit, unit, max_score=points, cell_type=kind), book)
+    if utils.is_solution(cell):
+        _again_on_conflict(partial(book.update_or_create_solution_cell, name, unit, unit), book)
+    if utils.is_task(cell):
+        make = book.update_or_create_task_cell
+        _again_on_conflict(partial(make, name, unit, unit, max_score=points, cell_type=kind), book)
+    source = {
+        "cell_type": kind,
+        "locked": utils.is_locked(cell),
+        "source": cell.source,
+        "checksum": cell.metadata.nbgrader.get("checksum"),
+    }
+    _again_on_conflict(partial(book.update_or_create_source_cell, name, unit, unit, **source), book)
+
+
+def _record_result(book: Gradebook, result: UnitResult, about: Submitted) -> None:
     _again_on_conflict(partial(book.update_or_create_student, result.student), book)
-    _again_on_conflict(partial(book.update_or_create_submission, result.unit, result.student), book)
+    when = {"timestamp": about.timestamp} if about.timestamp else {}
+    make = partial(book.update_or_create_submission, result.unit, result.student, **when)
+    _again_on_conflict(make, book)
+    notebook = book.find_submission_notebook(result.unit, result.unit, result.student)
+    _again_on_conflict(partial(_complete, book, notebook), book)
     for item in result.items:
         grade = book.find_grade(item.grade_id, result.unit, result.unit, result.student)
+        if grade.manual_score is None:
+            grade.needs_manual_grade = False
+        elif grade.auto_score is not None and grade.auto_score != item.points:
+            grade.needs_manual_grade = True  # the grader changed its mind under a manual score
         grade.auto_score = item.points
+    for comment in notebook.comments:
+        answered = comment.name not in about.unanswered
+        comment.auto_comment = None if answered else NO_RESPONSE
+    book.db.commit()
+
+
+def _complete(book: Gradebook, notebook: SubmittedNotebook) -> None:
+    """Give a submission made before some of its unit's cells were recorded (by an earlier
+    version of the grader) the grade and comment rows nbgrader gives every new one."""
+    graded = {grade.cell_id for grade in notebook.grades}
+    commented = {comment.cell_id for comment in notebook.comments}
+    for cell in [*notebook.notebook.grade_cells, *notebook.notebook.task_cells]:
+        if cell.id not in graded:
+            book.db.add(Grade(cell_id=cell.id, notebook=notebook))
+    for cell in [*notebook.notebook.solution_cells, *notebook.notebook.task_cells]:
+        if cell.id not in commented:
+            book.db.add(Comment(cell_id=cell.id, notebook=notebook))
     book.db.commit()
 
 

@@ -1,0 +1,121 @@
+"""The deployment guide's files (docs/deploy/) are the ones it describes and the ones the suite
+runs: the one-server hub configuration loads with the guide's defaults (tests/test_hub.py runs
+it), nbgrader's configuration names the course and the exchange, and the Kubernetes files parse
+and hold every key the guide relies on, with the course's own JupyterLab settings."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import yaml
+from traitlets.config import PyFileConfigLoader
+
+from tests.conftest import ROOT
+
+DEPLOY = ROOT / "docs" / "deploy"
+GUIDE = ROOT / "docs" / "deploy.md"
+LAB = ROOT / "autograder" / "lab"
+
+
+def _load(path):
+    return PyFileConfigLoader(path.name, path=str(path.parent)).load_config()
+
+
+def _yaml(name):
+    return list(yaml.safe_load_all((DEPLOY / "kubernetes" / name).read_text(encoding="utf-8")))
+
+
+def test_the_guide_links_every_file_it_gives():
+    guide = GUIDE.read_text(encoding="utf-8")
+    files = sorted(p.relative_to(DEPLOY.parent) for p in DEPLOY.rglob("*") if p.is_file())
+    assert files, "docs/deploy/ holds no file"
+    for path in files:
+        assert f"]({path.as_posix()})" in guide, f"docs/deploy.md does not link {path}"
+
+
+def test_the_one_server_hub_config_with_the_guides_defaults(monkeypatch):
+    for name in ("AUTOGRAD_PREFIX", "AUTOGRAD_GRADER", "AUTOGRAD_GROUP", "AUTOGRAD_COURSE_ROOT",
+                 "AUTOGRAD_INSTRUCTORS", "AUTOGRAD_FORMGRADER_URL"):  # fmt: skip
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AUTOGRAD_INSTRUCTORS", "prof1 prof2")
+    config = _load(DEPLOY / "one-server" / "jupyterhub_config.py")
+    python = "/opt/autograd-course/venv/bin/python"
+    assert config.JupyterHub.authenticator_class == "pam"
+    assert config.LocalAuthenticator.allowed_groups == {"autograd"}
+    assert config.Authenticator.admin_users == {"prof1", "prof2"}
+    assert config.JupyterHub.spawner_class == "localprocess"
+    assert config.Spawner.cmd == [python, "-m", "jupyterhub.singleuser"]
+    [service] = config.JupyterHub.services
+    assert (service["name"], service["user"], service["command"][0]) == (
+        "autograd", "grader-autograd", python
+    )
+    assert service["environment"]["JUPYTER_CONFIG_PATH"] == (
+        "/home/grader-autograd/autograd-course/autograder"
+    )
+    [role] = config.JupyterHub.load_roles
+    assert role["scopes"] == ["access:services!service=autograd"]
+    assert config.JupyterHub.load_groups["formgrade-autograd"]["users"] == ["prof1", "prof2"]
+    # the course's nbgrader configuration the service reads exists in the repository
+    assert (ROOT / "autograder" / "nbgrader_config.py").is_file()
+
+
+def test_nbgrader_config_names_the_course_and_the_exchange_beside_the_environment():
+    config = _load(DEPLOY / "one-server" / "nbgrader_config.py")
+    assert config.CourseDirectory.course_id == "autograd"
+    assert config.Exchange.root.endswith("exchange")
+
+
+def test_the_kubernetes_files_hold_what_the_guide_relies_on():
+    [values] = _yaml("config.yaml")
+    singleuser = values["singleuser"]
+    assert singleuser["image"]["name"] and singleuser["defaultUrl"] == "/lab/tree/course"
+    hook = singleuser["lifecycleHooks"]["postStart"]["exec"]["command"]
+    assert "/srv/autograd-course/course" in hook[-1]
+    [mount] = singleuser["storage"]["extraVolumeMounts"]
+    [volume] = singleuser["storage"]["extraVolumes"]
+    assert mount["name"] == volume["name"] and mount["mountPath"] == "/srv/nbgrader/exchange"
+    files = singleuser["extraFiles"]
+    nbgrader = files["nbgrader-config"]["stringData"]
+    assert 'course_id = "autograd"' in nbgrader and '"/srv/nbgrader/exchange"' in nbgrader
+    # the course's JupyterLab settings are autograder/lab's, word for word
+    overrides = json.loads((LAB / "labconfig" / "default_setting_overrides.json").read_text())
+    server = json.loads((LAB / "jupyter_server_config.json").read_text())
+    assert files["lab-settings"]["data"] == overrides
+    assert files["course-contents"]["data"] == server
+
+    [claim] = _yaml("exchange-pvc.yaml")
+    assert claim["kind"] == "PersistentVolumeClaim"
+    assert claim["metadata"]["name"] == volume["persistentVolumeClaim"]["claimName"]
+    assert claim["spec"]["accessModes"] == ["ReadWriteMany"]
+
+    [pod] = _yaml("grader-pod.yaml")
+    assert pod["spec"]["hostUsers"] is False
+    [grader] = pod["spec"]["containers"]
+    security = grader["securityContext"]
+    assert security["procMount"] == "Unmasked"
+    assert security["seccompProfile"]["type"] == "Unconfined"
+    assert security["appArmorProfile"]["type"] == "Unconfined"
+    database = next(e["value"] for e in grader["env"] if e["name"] == "AUTOGRAD_DB")
+    assert database.startswith("postgresql+psycopg://")
+    assert "make grade" in grader["command"][-1]
+
+
+def test_the_guides_yaml_snippets_are_in_the_files():
+    """Each YAML block of the guide's Kubernetes section is part of one of the files."""
+    guide = GUIDE.read_text(encoding="utf-8")
+    section = guide[guide.index("## 2. JupyterHub on Kubernetes") : guide.index("## 3.")]
+    documents = [d for name in ("config.yaml", "exchange-pvc.yaml") for d in _yaml(name)]
+    blocks = re.findall(r"```yaml\n(.*?)```", section, re.DOTALL)
+    assert len(blocks) >= 3
+    for block in blocks:
+        snippet = yaml.safe_load(block)
+        assert any(_within(snippet, document) for document in documents), block[:200]
+
+
+def _within(part, whole) -> bool:
+    if isinstance(part, dict):
+        return isinstance(whole, dict) and all(
+            key in whole and _within(value, whole[key]) for key, value in part.items()
+        )
+    return part == whole
