@@ -72,9 +72,10 @@ def round_learner(number: int) -> str:
     return f"wrong-round-{number}"
 
 
-def solved_learner_notebook(unit: str, replace: dict[str, str] | None = None):
-    """The released learner notebook with every exercise solved as in solutions/, except the
-    cells in ``replace`` (grade id -> code), which get that code instead."""
+def solved_learner_notebook(unit: str, replace: dict[str, str] | None = None, language: str = "en"):
+    """The released learner notebook (in ``language``) with every exercise solved as in
+    solutions/, except the cells in ``replace`` (grade id -> code), which get that code
+    instead."""
     solutions = {
         cell.metadata["nbgrader"]["grade_id"]: "\n".join(
             line for line in cell.source.splitlines() if line.strip() not in _MARKERS
@@ -82,7 +83,7 @@ def solved_learner_notebook(unit: str, replace: dict[str, str] | None = None):
         for cell in nbformat.read(LAYOUT.source_notebook(unit), as_version=4).cells
         if cell.metadata.get("nbgrader", {}).get("solution")
     }
-    notebook = nbformat.read(LAYOUT.learner_notebook(unit), as_version=4)
+    notebook = nbformat.read(LAYOUT.learner_notebook(unit, language), as_version=4)
     for cell in notebook.cells:
         grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
         if grade_id in solutions:
@@ -91,6 +92,9 @@ def solved_learner_notebook(unit: str, replace: dict[str, str] | None = None):
 
 
 BASE_VARIANTS = ("solution", "learner", "learner-solved")
+# The Korean learner notebook, solved and with the first round of wrong answers: plain nbgrader
+# and the class grader must grade it exactly as the English one.
+KOREAN_VARIANTS = ("ko-learner-solved", f"ko-{round_learner(1)}")
 
 
 def _has_sandbox() -> bool:
@@ -116,6 +120,9 @@ def _variants(unit: str) -> dict[str, object]:
     for number, round_ in enumerate(wrong_answer_rounds(unit), start=1):
         replacements = {cell: wrong.code for cell, wrong in round_.items()}
         variants[round_learner(number)] = solved_learner_notebook(unit, replacements)
+        if number == 1:
+            variants[f"ko-{round_learner(1)}"] = solved_learner_notebook(unit, replacements, "ko")
+    variants["ko-learner-solved"] = solved_learner_notebook(unit, language="ko")
     return variants
 
 
@@ -123,7 +130,8 @@ def _variants(unit: str) -> dict[str, object]:
 def _graded_unit(unit: str, workdir: Path) -> dict[str, GradedNotebook]:
     """Plain nbgrader on the three base variants: the wrong-answer rounds go through the class
     grader, which the suite proves gives nbgrader's points on these."""
-    base = {name: variant for name, variant in _variants(unit).items() if name in BASE_VARIANTS}
+    plain = BASE_VARIANTS + KOREAN_VARIANTS
+    base = {name: variant for name, variant in _variants(unit).items() if name in plain}
     return autograde(root=ROOT, unit=unit, submissions=base, workdir=workdir)
 
 

@@ -1,14 +1,18 @@
 """What each unit's variants get: under plain nbgrader, full marks for the solutions and zero
 for the learner version as released; the class grader gives those exactly nbgrader's points,
-and takes from every kept wrong answer exactly its own item."""
+and takes from every kept wrong answer exactly its own item. A Korean notebook is graded as the
+English one by both, and each speaks Korean to its learner."""
 
 from __future__ import annotations
+
+import re
 
 import nbformat
 import pytest
 
 from tests.conftest import (
     BASE_VARIANTS,
+    KOREAN_VARIANTS,
     LAYOUT,
     UNITS,
     graded_param,
@@ -92,9 +96,51 @@ def test_every_item_has_a_wrong_answer_that_loses_it(unit):
 
 @pytest.mark.parametrize(
     ("unit", "learner"),
-    [graded_param(unit, learner) for unit in UNITS for learner in BASE_VARIANTS],
+    [graded_param(unit, learner) for unit in UNITS for learner in BASE_VARIANTS + KOREAN_VARIANTS],
 )
 def test_class_grader_gives_what_nbgrader_gives(graded, class_graded, unit, learner):
     ours = class_graded(unit, learner)
     assert ours.status == "graded", ours.reason
     assert {item.grade_id: item.points for item in ours.items} == graded(unit, learner).scores
+
+
+_HANGUL = re.compile("[\uac00-\ud7a3]")
+
+
+def _points(result) -> dict[str, float]:
+    return {item.grade_id: item.points for item in result.items}
+
+
+@pytest.mark.parametrize(("unit", "learner"), [graded_param(u, "ko") for u in UNITS])
+def test_a_korean_notebook_is_graded_as_the_english_one_and_told_in_korean(
+    graded, class_graded, tmp_path_factory, unit, learner
+):
+    english, korean = (
+        class_graded(unit, round_learner(1)),
+        class_graded(unit, f"ko-{round_learner(1)}"),
+    )
+    assert (english.language, korean.language) == ("en", "ko")
+    assert _points(korean) == _points(english)
+    assert graded(unit, f"ko-{round_learner(1)}").scores == _points(english)
+    assert graded(unit, "ko-learner-solved").scores == graded(unit, "learner-solved").scores
+    lost = [item for item in korean.items if not item.passed]
+    assert lost, f"{unit}: the first round of wrong answers loses nothing?"
+    for item in lost:
+        for failure in item.failures:
+            assert _HANGUL.search(failure), f"{unit} {item.grade_id}: not in Korean: {failure}"
+    page = (
+        tmp_path_factory.getbasetemp()
+        / f"class-{unit}"
+        / "graded"
+        / "feedback"
+        / f"ko-{round_learner(1)}"
+        / f"{unit}.html"
+    ).read_text(encoding="utf-8")
+    assert '<html lang="ko">' in page and "내 피드백" in page
+    # nbgrader's own autograde ran the notebook in a kernel that read its language too
+    executed = graded(unit, f"ko-{round_learner(1)}").executed
+    for cell in executed.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if grade_id in {item.grade_id for item in lost}:
+            shown = [o.get("evalue", "") for o in cell.outputs if o.output_type == "error"]
+            assert shown and _HANGUL.search(shown[0]), f"{unit} {grade_id}: {shown}"

@@ -41,6 +41,7 @@ from typing import Any
 import nbformat
 
 from autograder.grading.results import ItemInfo
+from autograder.i18n import N_
 
 __all__ = ["Cell", "Job", "assemble", "items"]
 
@@ -144,7 +145,7 @@ def assemble(source: nbformat.NotebookNode, learner: nbformat.NotebookNode) -> J
         if origin in ("answer", "added"):
             text, had_magic = _without_magics(text)
             if had_magic:
-                notes.append("IPython magics and shell commands (% or !) were not run.")
+                notes.append(N_("IPython magics and shell commands (% or !) were not run."))
         cells.append(Cell(len(cells), origin, text, grade_id, hidden, position))
 
     for text in added_after.get(None, []):
@@ -160,7 +161,8 @@ def assemble(source: nbformat.NotebookNode, learner: nbformat.NotebookNode) -> J
             elif added_after:
                 missing.append(grade_id)
             else:
-                notes.append(f"The answer cell `{grade_id}` is missing from the notebook.")
+                missing_note = N_("The answer cell `{grade_id}` is missing from the notebook.")
+                notes.append(missing_note.format(grade_id=grade_id))
         elif meta.get("grade"):
             hidden = "\n".join(match.group(1) for match in _HIDDEN.finditer(cell.source))
             visible = _HIDDEN.sub("", cell.source).rstrip("\n")
@@ -170,9 +172,9 @@ def assemble(source: nbformat.NotebookNode, learner: nbformat.NotebookNode) -> J
         for text in added_after.get(grade_id or cell.source, []):
             add("added", text)
     if missing:
-        notes.append(
-            f"No answer cell was recognised for {', '.join(f'`{m}`' for m in missing)} (their "
-            "nbgrader metadata is missing or changed); the notebook's own code cells were run "
-            "in their places instead."
+        unrecognised = N_(
+            "No answer cell was recognised for {cells} (their nbgrader metadata is missing or "
+            "changed); the notebook's own code cells were run in their places instead."
         )
+        notes.append(unrecognised.format(cells=", ".join(f"`{m}`" for m in missing)))
     return Job(tuple(cells), tuple(dict.fromkeys(notes)))

@@ -38,6 +38,7 @@ from autograder.checks.predictions import (
 )
 from autograder.grading.assemble import assemble, items
 from autograder.grading.intake import Submission, collect_submissions
+from autograder.grading.languages import UnitLanguage, unit_languages
 from autograder.grading.notebook_reader import read_learner_notebook
 from autograder.grading.reference import SolutionProblem, solution_references
 from autograder.grading.results import GRADED, NOT_GRADABLE, ItemInfo, NotGradable, UnitResult
@@ -47,6 +48,7 @@ from autograder.grading.sandbox import SandboxSettings, find_sandbox
 from autograder.grading.scoring import Reference, judged_in_notebook, score_items
 from autograder.grading.summary import format_rate, summary
 from autograder.grading.worker_pool import CellOutcome, Limits, Worker, WorkerFailed, run_cells
+from autograder.i18n import notebook_language, use_language
 from autograder.layout import CourseLayout
 from autograder.reporting.class_report import write_class_report
 from autograder.reporting.feedback import write_feedback
@@ -69,6 +71,7 @@ class _Unit:
     digest: str
     infos: tuple[ItemInfo, ...]
     notebooks: UnitNotebooks
+    languages: dict[str, UnitLanguage]
 
 
 class _Workers:
@@ -126,11 +129,13 @@ def _grade_one(
     except NotGradable as reason:
         return UnitResult(status=NOT_GRADABLE, reason=str(reason), **base)
     firsts = read_first_predictions(submission.notebook.parent)
+    speaks = unit.languages.get(notebook_language(learner.metadata), unit.languages["en"])
     try:
         job = assemble(unit.source, learner)
         cells = [cell.message() for cell in job.cells]
-        outcomes = run_cells(worker, cells, limits, files=firsts.files())
-        scored = score_items(unit.infos, job, _bound_to(firsts, outcomes), references)
+        outcomes = run_cells(worker, cells, limits, files={**firsts.files(), **speaks.files})
+        with use_language(speaks.language, messages=speaks.messages):
+            scored = score_items(unit.infos, job, _bound_to(firsts, outcomes), references)
     except WorkerFailed:
         raise
     except Exception as error:  # one notebook the grader cannot handle must not stop the class
@@ -146,6 +151,7 @@ def _grade_one(
         items=scored,
         review=review,
         outputs=_shown(outcomes),
+        language=speaks.language,
         **{**base, "notes": notes},
     )
 
@@ -203,8 +209,12 @@ def grade(
                 notebooks = UnitNotebooks.of(layout, name)
             except CellsOutOfDate as error:
                 raise GradingError(str(error)) from error
+            languages = unit_languages(layout, name)
             digest = hashlib.sha256(path.read_bytes()).hexdigest()
-            units[name] = _Unit(name, notebooks.source, digest, items(notebooks.source), notebooks)
+            digest += "".join(language.digest for language in languages.values())
+            units[name] = _Unit(
+                name, notebooks.source, digest, items(notebooks.source), notebooks, languages
+            )
         count = max(1, min(workers or os.cpu_count() or 1, len(collected) or 1))
         pool = _Workers(count, settings, [root / "autograder", root / "gradgraph"])
         try:
@@ -314,8 +324,12 @@ def _write_outputs(
     submitted: dict[tuple[str, str], Submitted],
 ) -> None:
     infos = {name: unit.infos for name, unit in units.items()}
+    titled = {
+        name: {language: spoken.infos for language, spoken in unit.languages.items()}
+        for name, unit in units.items()
+    }
     write_grades_csv(out / "grades.csv", results)
-    write_feedback(out / "feedback", results, infos)
+    write_feedback(out / "feedback", results, infos, titled=titled)
     write_class_report(
         out / "report.html",
         results,

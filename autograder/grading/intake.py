@@ -91,8 +91,9 @@ from autograder.grading.lms_zip import collect_zip_entries
 from autograder.grading.notebook_reader import NOTEBOOK_SUFFIX
 from autograder.grading.submission import (
     EXPECTED_FILES,
+    IGNORED_FILES,
+    IGNORED_FILES_IN,
     NO_UNIT,
-    ONLY_NOTEBOOK,
     Submission,
     is_notebook,
     is_safe_name,
@@ -102,6 +103,7 @@ from autograder.grading.submission import (
     problem_row,
 )
 from autograder.grading.unzip import EXTRACTED, extract_zip
+from autograder.i18n import N_
 
 __all__ = [
     "DEFAULT_FILENAME_REGEXP",
@@ -226,7 +228,7 @@ def _collect_student(folder: Path, units: Collection[str]) -> list[Submission]:
             )
         else:
             rows.append(_collect_unit(student, folder, units, beside))
-    note = f"ignored {listed(ignored)} in `{student}/`: {ONLY_NOTEBOOK}"
+    note = IGNORED_FILES_IN.format(files=listed(ignored), student=student)
     return [noted(row, note) for row in rows] if ignored else rows
 
 
@@ -242,7 +244,9 @@ def _loose_notebook(student: str, name: str, notebook: Path, units: Collection[s
         )
     if notebook.is_symlink():
         return problem_row(student, name, f"{where} is a symbolic link{NO_LINKS}")
-    note = f"graded {where}, which belongs in `{student}/{name}/`."
+    note = N_("graded {where}, which belongs in `{student}/{unit}/`.").format(
+        where=where, student=student, unit=name
+    )
     return Submission(student, name, notebook, notes=(note,))
 
 
@@ -253,7 +257,8 @@ def _collect_unit(
     the folder, which stands in when the folder holds no notebook."""
     unit = folder.name
     where = f"`{student}/{unit}/`"
-    ignored_beside = [f"ignored `{beside.name}` lying beside {where}."] if beside else []
+    beside_note = N_("ignored `{name}` lying beside {where}.")
+    ignored_beside = [beside_note.format(name=beside.name, where=where)] if beside else []
     if unit not in units:
         problem = not_a_unit(unit, units, f"rename {where}")
         return problem_row(student, unit, problem, ignored_beside)
@@ -267,7 +272,7 @@ def _collect_unit(
         for entry in entries
         if entry not in notebooks and (entry.name not in EXPECTED_FILES or entry.is_symlink())
     ]
-    notes = [f"ignored {listed(ignored)}: {ONLY_NOTEBOOK}"] if ignored else []
+    notes = [IGNORED_FILES.format(files=listed(ignored))] if ignored else []
     if not notebooks and beside is not None:
         row = _loose_notebook(student, unit, beside, units)
         return replace(row, notes=(*row.notes, *notes))
@@ -277,10 +282,12 @@ def _collect_unit(
         chosen = named[0]
         others = [path.name for path in notebooks if path != chosen]
         if others:
-            notes.insert(0, f"ignored {listed(others)}: only `{expected}` is graded.")
+            only = N_("ignored {files}: only `{expected}` is graded.")
+            notes.insert(0, only.format(files=listed(others), expected=expected))
     elif len(notebooks) == 1:
         chosen = notebooks[0]
-        notes.insert(0, f"graded `{chosen.name}`: the notebook should be named `{expected}`.")
+        renamed = N_("graded `{name}`: the notebook should be named `{expected}`.")
+        notes.insert(0, renamed.format(name=chosen.name, expected=expected))
     elif notebooks:
         return problem_row(
             student,

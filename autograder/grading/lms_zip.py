@@ -19,8 +19,8 @@ from nbgrader.utils import parse_utc
 from autograder.grading.notebook_reader import NOTEBOOK_SUFFIX
 from autograder.grading.submission import (
     EXPECTED_FILES,
+    IGNORED_FILES,
     NO_UNIT,
-    ONLY_NOTEBOOK,
     Submission,
     is_notebook,
     is_safe_name,
@@ -31,6 +31,7 @@ from autograder.grading.submission import (
     stand_in,
 )
 from autograder.grading.unzip import ZipEntry
+from autograder.i18n import N_
 
 __all__ = ["collect_zip_entries"]
 
@@ -188,7 +189,8 @@ def _chosen(group: list[_Candidate]) -> Submission:
         )
     if chosen.renamed:
         name = PurePosixPath(chosen.path).name
-        notes.append(f"graded `{name}`: the notebook should be named {expected}.")
+        renamed = N_("graded `{name}`: the notebook should be named {expected}.")
+        notes.append(renamed.format(name=name, expected=expected))
     return Submission(chosen.student, chosen.unit, chosen.file, notes=tuple(notes))
 
 
@@ -213,7 +215,7 @@ def _with_extras(
     when it names no unit; files with no such row become a problem row saying so."""
     by_key = {(row.student, row.unit): row for row in rows}
     for (student, unit), names in sorted(extras.items(), key=lambda item: repr(item[0])):
-        note = f"ignored {listed(names)}: {ONLY_NOTEBOOK}"
+        note = IGNORED_FILES.format(files=listed(names))
         shown = stand_in(student), None if unit is None else stand_in(unit)
         targets = [key for key in by_key if key[0] == shown[0] and shown[1] in (None, key[1])]
         for key in targets:

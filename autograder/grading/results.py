@@ -61,7 +61,8 @@ class UnitResult:
     when the instructor explicitly allowed grading without isolation; ``outputs``: what each
     cell of the graded run printed and the error it raised, by the cell's index in the job
     (``[stdout, stderr, error]``, cells that showed nothing left out), for the autograded
-    notebook, display only.
+    notebook, display only; ``language``: the language of the learner's notebook, which its
+    failure messages and feedback speak.
     """
 
     student: str
@@ -75,6 +76,7 @@ class UnitResult:
     sandboxed: bool = True
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
     outputs: dict[str, list[str]] = field(default_factory=dict, compare=False, repr=False)
+    language: str = "en"
 
     @property
     def score(self) -> float:

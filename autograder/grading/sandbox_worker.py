@@ -117,6 +117,9 @@ def _preload() -> None:
     import autograder.grading.runner  # noqa: F401
     import gradgraph  # noqa: F401
     from autograder.grading.guard import seal
+    from autograder.i18n import load_catalogs
+
+    load_catalogs()  # a translated notebook's checks speak its language (autograder.i18n)
 
     torch.set_num_threads(1)
     for name, module in list(sys.modules.items()):

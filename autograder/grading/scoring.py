@@ -35,6 +35,7 @@ from autograder.checks.rules import judge
 from autograder.grading.assemble import Job
 from autograder.grading.results import ItemInfo, ItemResult
 from autograder.grading.worker_pool import CellOutcome
+from autograder.i18n import gettext as _
 
 __all__ = ["Reference", "check_cell", "first_difference", "judged_in_notebook", "score_items"]
 
@@ -95,8 +96,10 @@ def check_cell(outcome: CellOutcome, reference: Reference) -> list[str]:
             reference.records[number]
         ):
             failures.append(
-                f"check {number + 1} of the test is not the one the solution's run made there: "
-                "something in the notebook changed what the test does."
+                _(
+                    "check {number} of the test is not the one the solution's run made there: "
+                    "something in the notebook changed what the test does."
+                ).format(number=number + 1)
             )
             break
         message = judge(_against_solution(record, reference.records[number]))
@@ -106,8 +109,10 @@ def check_cell(outcome: CellOutcome, reference: Reference) -> list[str]:
         failures.append(outcome.error)
     if not failures and len(outcome.records) != len(reference.records):
         failures.append(
-            f"the test made {len(outcome.records)} of its {len(reference.records)} checks: "
-            "something in the notebook stopped them."
+            _(
+                "the test made {made} of its {total} checks: something in the notebook stopped "
+                "them."
+            ).format(made=len(outcome.records), total=len(reference.records))
         )
     return failures
 
@@ -125,11 +130,12 @@ def score_items(
     for cell in job.cells:
         outcome = outcomes.get(cell.index)
         if cell.origin in ("answer", "added") and outcome is not None and not outcome.ok:
-            answer_errors.append(f"your code in cell {cell.index + 1} raised {outcome.error}")
+            raised = _("your code in cell {cell} raised {error}")
+            answer_errors.append(raised.format(cell=cell.index + 1, error=outcome.error))
         if cell.origin != "test":
             continue
         failures = (
-            ["the test did not run"]
+            [_("the test did not run")]
             if outcome is None
             else check_cell(outcome, references[cell.grade_id])
         )

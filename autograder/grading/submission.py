@@ -16,11 +16,13 @@ from pathlib import Path
 
 from autograder.checks.predictions import RECORD_FILE
 from autograder.grading.notebook_reader import NOTEBOOK_SUFFIX
+from autograder.i18n import N_
 
 __all__ = [
     "EXPECTED_FILES",
     "NO_UNIT",
-    "ONLY_NOTEBOOK",
+    "IGNORED_FILES",
+    "IGNORED_FILES_IN",
     "Submission",
     "is_notebook",
     "is_safe_name",
@@ -35,7 +37,10 @@ NO_UNIT = "(no unit)"
 # What nbgrader's own collect puts beside each notebook, and the record of first predictions
 # the notebook writes there: expected, never noted as extra.
 EXPECTED_FILES = frozenset({"timestamp.txt", "submission_secret.txt", RECORD_FILE})
-ONLY_NOTEBOOK = "the grader runs only the notebook."
+# Notes shown to the learner, kept in English and shown in the learner's language
+# (autograder.i18n.gettext finds a filled template's translation).
+IGNORED_FILES = N_("ignored {files}: the grader runs only the notebook.")
+IGNORED_FILES_IN = N_("ignored {files} in `{student}/`: the grader runs only the notebook.")
 
 
 @dataclass(frozen=True)

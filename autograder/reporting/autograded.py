@@ -46,15 +46,18 @@ from nbformat.v4 import new_code_cell, new_output
 from autograder.atomic import write_text_atomic
 from autograder.grading.assemble import Cell, Job
 from autograder.grading.results import ItemResult, UnitResult
+from autograder.i18n import N_, use_language
+from autograder.i18n import gettext as _
 
 __all__ = ["autograded_notebook", "write_autograded"]
 
 # What the autograded notebook says in each test cell's last output (shown in formgrader and in
 # nbgrader's feedback): the class grader's decision, never the learner process's.
-PASSED = "✓ The class grader: {points:g} of {max_points:g} points.\n"
-NOT_PASSED = "Not passed"
-NOT_PASSED_VALUE = "the class grader: {points:g} of {max_points:g} points"
-NOT_RUN = "The class grader did not run this cell."
+# In the learner's language where shown (autograder.i18n.gettext).
+PASSED = N_("✓ The class grader: {points:g} of {max_points:g} points.\n")
+NOT_PASSED = N_("Not passed")
+NOT_PASSED_VALUE = N_("the class grader: {points:g} of {max_points:g} points")
+NOT_RUN = N_("The class grader did not run this cell.")
 # nbgrader's autograde leaves its output read-only (``Autograde.permissions``, 444).
 _READ_ONLY = 0o444
 _ERROR_NAME = re.compile(r"^([A-Za-z_][\w.]*): ")
@@ -69,8 +72,11 @@ def autograded_notebook(
     """The autograded notebook of ``result``: ``cells`` (the unit's cells as the gradebook keeps
     them, :func:`autograder.reporting.gradebook_cells.gradebook_cells`) with the learner's
     answers and added cells from ``job`` (the cells the grader ran) in their places, each run
-    cell with its outputs, each test cell ending on the grader's decision; ``released`` gives
-    the notebook's metadata."""
+    cell with its outputs, each test cell ending on the grader's decision; ``released`` (the
+    learner's release, in the learner's language) gives the notebook's metadata and the words
+    of its markdown cells; the decisions speak ``result.language``."""
+    words = {cell.get("id"): cell.source for cell in released.cells if cell.cell_type == "markdown"}
+    cells = [_in_words(cell, words) for cell in cells]
     items = {item.grade_id: item for item in result.items}
     made: list[nbformat.NotebookNode] = []
     shown = 0  # source cells before this position are in `made` already
@@ -78,12 +84,22 @@ def autograded_notebook(
         if ran.position is not None:
             made += [copy.deepcopy(cell) for cell in cells[shown : ran.position]]
             shown = ran.position + 1
-        made.append(_ran_cell(ran, cells, items, result.outputs.get(str(ran.index))))
+        with use_language(result.language):
+            made.append(_ran_cell(ran, cells, items, result.outputs.get(str(ran.index))))
     made += [copy.deepcopy(cell) for cell in cells[shown:]]
     notebook = nbformat.v4.new_notebook(cells=made, metadata=copy.deepcopy(released.metadata))
     notebook.nbformat_minor = max(released.get("nbformat_minor", 5), 5)
     nbformat.validate(notebook)
     return notebook
+
+
+def _in_words(cell: nbformat.NotebookNode, words: dict[str, str]) -> nbformat.NotebookNode:
+    """A markdown cell in the words of the release with the same cell id; others as they are."""
+    if cell.cell_type != "markdown" or cell.get("id") not in words:
+        return cell
+    translated = copy.deepcopy(cell)
+    translated.source = words[cell.id]
+    return translated
 
 
 def _ran_cell(
@@ -118,13 +134,13 @@ def _decision(item: ItemResult) -> nbformat.NotebookNode:
     error output as a failed test, so a lost item shows as one."""
     figures = {"points": item.points, "max_points": item.max_points}
     if item.passed:
-        return new_output("stream", name="stdout", text=PASSED.format(**figures))
+        return new_output("stream", name="stdout", text=_(PASSED).format(**figures))
     lines = [line for failure in item.failures for line in failure.splitlines()]
     return new_output(
         "error",
-        ename=NOT_PASSED,
-        evalue=NOT_PASSED_VALUE.format(**figures),
-        traceback=lines or [NOT_RUN],
+        ename=_(NOT_PASSED),
+        evalue=_(NOT_PASSED_VALUE).format(**figures),
+        traceback=lines or [_(NOT_RUN)],
     )
 
 

@@ -28,12 +28,18 @@ from pathlib import Path
 
 from autograder.atomic import write_text_atomic
 from autograder.grading.results import GRADED, ItemInfo, ItemResult, UnitResult
+from autograder.i18n import N_, use_language
+from autograder.i18n import gettext as _
 from autograder.reporting.templating import render
 
 __all__ = ["check_path_component", "item_status", "paired_items", "write_feedback"]
 
 _UNSAFE_NAMES = {"", ".", ".."}
 _UNSAFE_CHARACTERS = ("/", "\\", "\0")
+
+
+# How each status reads on the page (the status itself is also its CSS class).
+_STATUS_WORDS = {"passed": N_("passed"), "partial": N_("partial"), "failed": N_("failed")}
 
 
 @dataclass(frozen=True)
@@ -43,6 +49,7 @@ class _ItemView:
     points: float
     max_points: float
     status: str
+    status_word: str
     failures: tuple[str, ...]
 
 
@@ -97,10 +104,16 @@ def paired_items(
 
 
 def write_feedback(
-    folder: Path, results: Sequence[UnitResult], units: Mapping[str, Sequence[ItemInfo]]
+    folder: Path,
+    results: Sequence[UnitResult],
+    units: Mapping[str, Sequence[ItemInfo]],
+    *,
+    titled: Mapping[str, Mapping[str, Sequence[ItemInfo]]] | None = None,
 ) -> list[Path]:
     """Write ``folder/STUDENT/UNIT.html`` for each result (atomically) and return the paths.
 
+    Each page speaks its learner's language (``result.language``): its own words, the notes,
+    and the items titled as in ``titled[unit][language]`` where given (else ``units[unit]``).
     Nothing is written unless every page can be: an unsafe student id or unit, two results
     for one page, or a graded result whose items differ from its unit's raise ValueError.
     """
@@ -108,7 +121,11 @@ def write_feedback(
     duplicates = sorted(page for page, count in Counter(pages).items() if count > 1)
     if duplicates:
         raise ValueError(f"two or more results would share a feedback page: {duplicates}")
-    texts = [_page(result, units.get(result.unit, ())) for result in results]
+    texts = []
+    for result in results:
+        infos = (titled or {}).get(result.unit, {}).get(result.language)
+        with use_language(result.language):
+            texts.append(_page(result, infos or units.get(result.unit, ())))
     for page, text in zip(pages, texts, strict=True):
         write_text_atomic(page, text)
     return pages
@@ -123,15 +140,15 @@ def _page(result: UnitResult, infos: Sequence[ItemInfo]) -> str:
     graded = result.status == GRADED
     return render(
         "feedback.html.j2",
-        title=f"{result.unit}: feedback for {result.student}",
+        title=_("{unit}: feedback for {student}").format(unit=result.unit, student=result.student),
         student=result.student,
         unit=result.unit,
         graded=graded,
         score=result.score,
         max_score=result.max_score,
         items=_item_views(result, infos) if graded else [],
-        reason=result.reason,
-        notes=result.notes,
+        reason=_(result.reason),
+        notes=[_(note) for note in result.notes],
     )
 
 
@@ -143,6 +160,7 @@ def _item_views(result: UnitResult, infos: Sequence[ItemInfo]) -> list[_ItemView
             points=item.points,
             max_points=item.max_points,
             status=item_status(item),
+            status_word=_(_STATUS_WORDS[item_status(item)]),
             failures=item.failures,
         )
         for info, item in paired_items(result, infos)

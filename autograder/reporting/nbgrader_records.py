@@ -23,12 +23,13 @@ Example::
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
 from nbgrader import utils
 
+from autograder.authoring.translation import TRANSLATIONS
 from autograder.grading.assemble import assemble
 from autograder.grading.notebook_reader import read_learner_notebook
 from autograder.grading.results import GRADED, NotGradable, UnitResult
@@ -51,6 +52,7 @@ class UnitNotebooks:
     source: nbformat.NotebookNode
     released: nbformat.NotebookNode | None
     cells: tuple[nbformat.NotebookNode, ...]
+    translations: dict[str, nbformat.NotebookNode] = field(default_factory=dict)
 
     @classmethod
     def of(cls, layout: CourseLayout, unit: str) -> UnitNotebooks:
@@ -61,7 +63,12 @@ class UnitNotebooks:
             return cls(source, None, ())
         released = nbformat.read(layout.learner_notebook(unit), as_version=4)
         cells = gradebook_cells(source, released, name=f"{unit}.ipynb")
-        return cls(source, released, tuple(cells))
+        translations = {
+            language: nbformat.read(layout.learner_notebook(unit, language), as_version=4)
+            for language in TRANSLATIONS
+            if layout.learner_notebook(unit, language).is_file()
+        }
+        return cls(source, released, tuple(cells), translations)
 
 
 def submission_timestamp(folder: Path) -> str | None:
@@ -100,14 +107,17 @@ def nbgrader_records(
             continue
         if unit.released is None:
             if course is not None:
-                problems.append(f"{result.student} {result.unit}: no autograded notebook "
-                                f"(course/{result.unit}/ was never released: run `make release`)")
+                problems.append(
+                    f"{result.student} {result.unit}: no autograded notebook "
+                    f"(course/{result.unit}/ was never released: run `make release`)"
+                )
             continue
         folder = path.parent
         own = submissions is not None and folder == submissions / result.student / result.unit
         try:
             job = assemble(unit.source, read_learner_notebook(path))
-            notebook = autograded_notebook(unit.cells, unit.released, job, result)
+            released = unit.translations.get(result.language, unit.released)
+            notebook = autograded_notebook(unit.cells, released, job, result)
             if course is not None:
                 write_autograded(course, result, notebook, folder if own else None)
         except (NotGradable, ValueError, OSError) as error:

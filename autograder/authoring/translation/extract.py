@@ -94,12 +94,16 @@ def notebook_messages(notebook: nbformat.NotebookNode) -> list[Entry]:
 
 
 def library_messages(package: Path) -> list[Entry]:
-    """Every text the Python modules of ``package`` mark with ``_``, ``gettext`` or ``N_``."""
+    """Every text the Python modules and Jinja templates of ``package`` mark with ``_``,
+    ``gettext`` or ``N_``."""
     from babel.messages.extract import extract_from_dir
 
     entries: dict[str, Entry] = {}
     found = extract_from_dir(
-        str(package), method_map=[("**.py", "python")], keywords=LIBRARY_KEYWORDS
+        str(package),
+        method_map=[("**.py", "python"), ("**.j2", "jinja2.ext:babel_extract")],
+        options_map={"**.j2": {"extensions": "jinja2.ext.i18n", "trimmed": "true"}},
+        keywords=LIBRARY_KEYWORDS,
     )
     for filename, line, text, _comments, _context in found:
         if isinstance(text, str) and text:
