@@ -5,7 +5,9 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 PYTEST_ARGS ?= -n auto --dist loadgroup
 LAB_ARGS ?=
-LAB_ROOT ?= course
+# The course's language: en (course/) or ko (course/ko/, with JupyterLab's own menus in Korean).
+COURSE_LANG ?= en
+LAB_ROOT ?= $(if $(filter en,$(COURSE_LANG)),course,course/$(COURSE_LANG))
 # Jupyter refuses to run as root unless told; containers and CI run as root.
 AS_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
@@ -18,10 +20,14 @@ $(STAMP): pyproject.toml constraints.txt
 	@touch $(STAMP)
 
 ## lab: set up .venv if needed and open JupyterLab on the learner notebooks in course/
+##      (make lab COURSE_LANG=ko: the Korean course in course/ko/, in a Korean JupyterLab)
 # autograder/lab holds the course's JupyterLab settings: no first-run questions, the course's
-# notebooks trusted (a JUPYTER_CONFIG_PATH of your own is kept after it).
-LAB_CONFIG := $(CURDIR)/autograder/lab$(if $(JUPYTER_CONFIG_PATH),:$(JUPYTER_CONFIG_PATH))
+# notebooks trusted; autograder/lab/LANG adds a language's (a JUPYTER_CONFIG_PATH of your own
+# is kept after them).
+LAB_LANG_CONFIG := $(if $(filter en,$(COURSE_LANG)),,$(CURDIR)/autograder/lab/$(COURSE_LANG):)
+LAB_CONFIG := $(LAB_LANG_CONFIG)$(CURDIR)/autograder/lab$(if $(JUPYTER_CONFIG_PATH),:$(JUPYTER_CONFIG_PATH))
 lab: $(STAMP)
+	@test -d "$(LAB_ROOT)" || { echo "make lab: no course in $(LAB_ROOT) (COURSE_LANG=$(COURSE_LANG)); COURSE_LANG is en or ko" >&2; exit 2; }
 	JUPYTER_CONFIG_PATH="$(LAB_CONFIG)" $(BIN)/jupyter lab --ServerApp.root_dir=$(LAB_ROOT) $(AS_ROOT) $(LAB_ARGS)
 
 ## test: set up .venv if needed and run the whole suite

@@ -30,6 +30,7 @@ if CHROMIUM is None:
 # exercise, as JupyterLab does); unit 05's first answer is one line, typed as a learner would.
 PLAYER_UNIT = "02_retain_graph"
 EXERCISE_UNIT = "05_hooks"
+KOREAN_UNIT = "01_leaf_tensors"
 TOKEN = "browser-test-token"
 ARTIFACTS = ROOT / "artifacts" / "browser"
 CHROMIUM_FLAGS = [
@@ -62,17 +63,19 @@ def _course_copy(base: Path) -> Path:
     return root
 
 
-@pytest.fixture(scope="module")
-def lab(tmp_path_factory):
-    base = tmp_path_factory.mktemp("browser")
+def _make_lab(tmp_path_factory, language: str):
+    """``make lab COURSE_LANG=language`` on a copy of the course, a fresh profile each."""
+    base = tmp_path_factory.mktemp(f"browser-{language}")
     root = _course_copy(base)
     port = free_port()
     arguments = (
         f"--no-browser --port={port} --ServerApp.ip=127.0.0.1 --IdentityProvider.token={TOKEN} "
         "--LabApp.expose_app_in_browser=True"
     )
+    folder = root / "course" if language == "en" else root / "course" / language
     command = ["make", "--no-print-directory", "lab", f"VENV={sys.prefix}",
-               f"LAB_ROOT={root / 'course'}", f"LAB_ARGS={arguments}"]  # fmt: skip
+               f"COURSE_LANG={language}", f"LAB_ROOT={folder}",
+               f"LAB_ARGS={arguments}"]  # fmt: skip
     (base / "home").mkdir()
     environment = {
         **os.environ,
@@ -90,6 +93,16 @@ def lab(tmp_path_factory):
         cwd=ROOT,
     ) as url:
         yield {"url": url, "root": root, "base": base}
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    yield from _make_lab(tmp_path_factory, "en")
+
+
+@pytest.fixture(scope="module")
+def lab_ko(tmp_path_factory):
+    yield from _make_lab(tmp_path_factory, "ko")
 
 
 @pytest.fixture(scope="module")
@@ -180,8 +193,8 @@ def test_a_learner_runs_a_unit_and_plays_the_graph(page, lab):
     assert int(readout.inner_text()) > 1
 
 
-def test_a_learner_answers_an_exercise_and_validates(page, lab):
-    _open_unit(page, lab, EXERCISE_UNIT)
+def _type_first_answer(page, unit: str) -> int:
+    """Type the unit's first answer into its answer cell as a learner would; its index."""
     answer = page.evaluate(
         f"""() => {{
             const cells = {_APP}.shell.currentWidget.content.widgets;
@@ -204,19 +217,23 @@ def test_a_learner_answers_an_exercise_and_validates(page, lab):
     editor.wait_for(state="visible", timeout=30_000)
     editor.click()
     page.keyboard.press("Control+A")
-    page.keyboard.type(_first_answer())
-    page.keyboard.press("Shift+Enter")  # run the answer, move to its test
-    page.keyboard.press("Shift+Enter")  # run the visible test
-    _wait_idle(page)
-    test_output = page.evaluate(
+    page.keyboard.type(_first_answer(unit))
+    return answer
+
+
+def _text_of(page, index: int) -> str:
+    return page.evaluate(
         f"""i => {{
             const cell = {_APP}.shell.currentWidget.content.widgets[i];
-            return cell.model.outputs.toJSON().map(o => [].concat(o.text || '').join('')).join('');
+            return cell.model.outputs.toJSON()
+                .map(o => [].concat(o.text || o.evalue || '').join('')).join('');
         }}""",
-        answer + 1,
+        index,
     )
-    _shot(page, "learner-visible-test")
-    assert "OK" in test_output or "passed" in test_output, test_output
+
+
+def _validate(page):
+    """Save and press Validate; the dialog, once nbgrader has answered."""
     _run(page, "docmanager:save")
     page.get_by_role("button", name="Validate").click()
     dialog = page.locator(".jp-Dialog")
@@ -225,17 +242,55 @@ def test_a_learner_answers_an_exercise_and_validates(page, lab):
         "() => !document.querySelector('.jp-Dialog')?.innerText.includes('Validating')",
         timeout=180_000,
     )
+    return dialog
+
+
+def test_a_learner_answers_an_exercise_and_validates(page, lab):
+    _open_unit(page, lab, EXERCISE_UNIT)
+    answer = _type_first_answer(page, EXERCISE_UNIT)
+    page.keyboard.press("Shift+Enter")  # run the answer, move to its test
+    page.keyboard.press("Shift+Enter")  # run the visible test
+    _wait_idle(page)
+    test_output = _text_of(page, answer + 1)
+    _shot(page, "learner-visible-test")
+    assert "OK" in test_output or "passed" in test_output, test_output
+    dialog = _validate(page)
     _shot(dialog, "learner-validate")
     text = dialog.inner_text()
     assert "NotImplementedError" in text or "failed" in text.lower(), text
 
 
-def _first_answer() -> str:
+def test_a_korean_learner_works_in_a_korean_jupyterlab(page, lab_ko):
+    """``make lab COURSE_LANG=ko``: JupyterLab's menus, the unit's words, the visible test, the
+    reveal and Validate's check messages all speak Korean; the code is the English unit's."""
+    _open_unit(page, lab_ko, KOREAN_UNIT)
+    page.locator(".lm-MenuBar-itemLabel", has_text="파일").first.wait_for(timeout=60_000)
+    assert "유닛 01" in page.locator(".jp-RenderedMarkdown").first.inner_text()
+    answer = _type_first_answer(page, KOREAN_UNIT)
+    reveal = answer + 2
+    page.evaluate(
+        f"async i => {{ {_APP}.shell.currentWidget.content.activeCellIndex = i; }}", reveal
+    )
+    _run(page, "notebook:run-all-above")
+    _wait_idle(page)
+    _run(page, "notebook:run-cell")
+    _wait_idle(page)
+    assert "형식이 맞습니다" in _text_of(page, answer + 1)
+    shown = _text_of(page, reveal)
+    assert "내 예측" in shown and "맞혔습니다" in shown, shown
+    _shot(page, "ko-learner-reveal")
+    dialog = _validate(page)
+    _shot(dialog, "ko-learner-validate")
+    text = dialog.inner_text()
+    assert "아직 작성하지 않았습니다" in text, text
+
+
+def _first_answer(unit: str) -> str:
     """The solution of the unit's first answer cell, one line (typed as a learner would, in
     place of the whole cell: its `= None` placeholder and the stub)."""
     import nbformat
 
-    source = nbformat.read(LAYOUT.source_notebook(EXERCISE_UNIT), as_version=4)
+    source = nbformat.read(LAYOUT.source_notebook(unit), as_version=4)
     cell = next(c for c in source.cells if c.metadata.get("nbgrader", {}).get("solution"))
     _, _, solution = cell.source.partition("### BEGIN SOLUTION")
     solution, _, _ = solution.partition("### END SOLUTION")

@@ -8,6 +8,10 @@ This folder is a Jupyter configuration directory: ``make lab`` puts it first on
   about Jupyter's news feed, no update check), and
 * open the course's notebooks trusted (``jupyter_server_config.json``: the contents manager of
   :mod:`autograder.lab.contents`).
+
+A subfolder per translation (``ko/``) is a configuration directory too: ``make lab
+COURSE_LANG=ko`` puts it before this one, and its ``labconfig`` makes JupyterLab's own menus and
+dialogs speak that language (the language pack is a dependency of the course).
 """
 
 from pathlib import Path
