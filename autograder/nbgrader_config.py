@@ -21,3 +21,10 @@ c.Autograde.exclude_overwriting = {
     for unit in (Path(c.CourseDirectory.root) / "solutions").iterdir()
     if unit.is_dir()
 }
+# Feedback never shows a hidden test's code (nbgrader's default shows every cell as graded):
+# the grader's decision under each test still lists what failed and why.
+c.GenerateFeedback.preprocessors = [
+    "nbgrader.preprocessors.GetGrades",
+    "nbgrader.preprocessors.ClearHiddenTests",
+    "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
+]

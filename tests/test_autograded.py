@@ -188,9 +188,12 @@ def test_manual_points_and_comments_survive_a_second_run(tmp_path):
 
 
 def test_nbgrader_generate_feedback_renders_the_graders_notebook(course):
-    """formgrader's "generate feedback" button runs this command on the autograded notebooks."""
+    """formgrader's "generate feedback" button runs this command on the autograded notebooks,
+    with the hub's nbgrader settings: the page shows the grader's decisions, never a hidden
+    test's code."""
     config = course / "nbgrader_config.py"
-    config.write_text(f"c = get_config()  # noqa: F821\nc.CourseDirectory.root = {str(course)!r}\n")
+    hub = (ROOT / "docs" / "deploy" / "one-server" / "nbgrader_config.py").read_text()
+    config.write_text(f"{hub}\nc.CourseDirectory.root = {str(course)!r}\n")
     done = subprocess.run(
         [sys.executable, "-m", "nbgrader", "generate_feedback", UNIT, "--force"],
         cwd=course,
@@ -206,3 +209,4 @@ def test_nbgrader_generate_feedback_renders_the_graders_notebook(course):
     assert f"Score: {full:.1f} / {full:.1f}" in page
     items = _cells(f"sqlite:///{course / 'gradebook.db'}")[0]
     assert page.count("✓ The class grader") == len(items)
+    assert "HIDDEN TESTS" not in page and "expect_first_prediction" not in page

@@ -12,3 +12,10 @@ c = get_config()  # noqa: F821 (defined by traitlets when it loads this file)
 
 c.CourseDirectory.course_id = "autograd"
 c.Exchange.root = str(Path(sys.prefix).parent / "exchange")
+# Feedback never shows a hidden test's code (nbgrader's default shows every cell as graded):
+# the grader's decision under each test still lists what failed and why.
+c.GenerateFeedback.preprocessors = [
+    "nbgrader.preprocessors.GetGrades",
+    "nbgrader.preprocessors.ClearHiddenTests",
+    "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
+]
