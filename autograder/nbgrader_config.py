@@ -14,7 +14,7 @@ c.CourseDirectory.release_directory = "course"
 # A unit's translation catalogs (solutions/UNIT/LANG.po) hold its hidden tests' messages:
 # never released. Translated learner notebooks are built by `make release` into course/LANG/.
 c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", "*.po"]
-# A learner's record of first predictions (autograder.checks.predictions.RECORD_FILE) is
+# A learner's record of first predictions (autograder.checks.first_predictions.RECORD_FILE) is
 # theirs: autograde never overwrites it with one that a run of the solution left in solutions/.
 c.Autograde.exclude_overwriting = {
     unit.name: ["first_predictions.json"]

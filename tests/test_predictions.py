@@ -21,7 +21,7 @@ from autograder.authoring.plain_nbgrader import autograde
 from autograder.authoring.release import release
 from autograder.checks import CheckFailed, expect_first_prediction, reveal_prediction
 from autograder.checks.evidence import describe
-from autograder.checks.predictions import (
+from autograder.checks.first_predictions import (
     RECORD_FILE,
     bind_first_prediction,
     read_first_predictions,

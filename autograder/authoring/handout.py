@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from autograder.atomic import write_bytes_atomic
-from autograder.checks.predictions import RECORD_FILE
+from autograder.checks.first_predictions import RECORD_FILE
 
 __all__ = ["DEFAULT_HANDOUT", "HANDOUT_ENTRIES", "HandoutError", "build_handout", "find_secret"]
 

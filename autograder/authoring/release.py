@@ -30,7 +30,7 @@ from traitlets.config import PyFileConfigLoader
 from autograder.authoring.reproducible import NotReproducible, check_reproducible
 from autograder.authoring.source_check import check_source_notebook
 from autograder.authoring.translation import TRANSLATIONS, translated_learner_notebook
-from autograder.checks.predictions import RECORD_FILE
+from autograder.checks.first_predictions import RECORD_FILE
 from autograder.layout import CourseLayout
 
 __all__ = ["ReleaseError", "release"]

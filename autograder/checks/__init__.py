@@ -34,9 +34,10 @@ from typing import Any
 import torch
 
 from autograder.checks.evidence import describe, type_label
+from autograder.checks.first_predictions import read_first_predictions
 from autograder.checks.live import shows_outcome
 from autograder.checks.messages import whole_message
-from autograder.checks.predictions import read_first_predictions, reveal_prediction
+from autograder.checks.predictions import reveal_prediction
 from autograder.checks.records import (
     CheckFailed,
     send_records_to,

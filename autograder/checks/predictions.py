@@ -1,14 +1,11 @@
-"""Make the first prediction count: record it at its reveal, and compare it with torch line by line.
+"""Make the first prediction count: reveal what torch did, line by line, against the prediction.
 
 A predict-the-output item is answered in one cell; the cell after its test (the *reveal*)
-runs the snippets and shows what torch did. :func:`reveal_prediction` records the learner's
-prediction the first time it runs for an item, in :data:`RECORD_FILE` beside the notebook (the
-kernel's working directory), and never changes that record afterwards: it survives a kernel
-restart and travels with the submission folder. The item's hidden test calls
+runs the snippets and shows what torch did. :func:`reveal_prediction` compares the learner's
+prediction with it, line by line, in the learner's language, and records the first prediction
+for the item (:mod:`autograder.checks.first_predictions`); the item's hidden test calls
 ``expect_first_prediction`` (in :mod:`autograder.checks`), so that a prediction changed after
-its reveal earns nothing. The class grader reads the file itself (:func:`read_first_predictions`)
-and judges that check against its own copy (:func:`bind_first_prediction`), so a record changed
-while the notebook runs changes no grade.
+its reveal earns nothing.
 
 Example::
 
@@ -28,166 +25,24 @@ Example::
     2 of 2 right.
     Your first prediction was a: leaf, b: leaf; a prediction changed after its reveal earns
     no points.
-    >>> read_first_predictions(folder).first("predict_leaf")
-    ['dict', [[['str', 'a'], ['bool', True]], [['str', 'b'], ['bool', True]]]]
 """
 
 from __future__ import annotations
 
-import json
-import math
-import os
-import stat
 import textwrap
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from autograder.atomic import write_text_atomic
 from autograder.checks.evidence import describe
+from autograder.checks.first_predictions import record_first, value_of
 from autograder.checks.rules import judge
 from autograder.i18n import N_, translate
 from autograder.i18n import gettext as _
 
-__all__ = [
-    "RECORD_FILE",
-    "FirstPredictions",
-    "bind_first_prediction",
-    "read_first_predictions",
-    "reveal_prediction",
-]
+__all__ = ["reveal_prediction"]
 
-RECORD_FILE = "first_predictions.json"
-MAX_RECORD_BYTES = 2**20
-
-Evidence = list[Any]
 _WIDTH = 88
 _DEFAULT_LABELS = {True: N_("yes"), False: N_("no")}
-
-
-@dataclass(frozen=True)
-class FirstPredictions:
-    """What :data:`RECORD_FILE` holds: its text as read (``None`` when there is none), the
-    readable first prediction of each item (as evidence, keyed by the answer's grade_id), and
-    a sentence for each part that could not be read (which counts as no record)."""
-
-    text: str | None = None
-    predictions: Mapping[str, Evidence] | None = None
-    problems: tuple[str, ...] = ()
-
-    def files(self) -> dict[str, str]:
-        """The file to place beside the notebook where it runs: the record as it was read."""
-        return {} if self.text is None else {RECORD_FILE: self.text}
-
-    def first(self, grade_id: object) -> Evidence | None:
-        """The recorded first prediction for ``grade_id``, or ``None`` when there is none."""
-        return (self.predictions or {}).get(grade_id) if isinstance(grade_id, str) else None
-
-
-def read_first_predictions(folder: Path) -> FirstPredictions:
-    """Read ``folder/first_predictions.json``: never a link, at most 1 MiB, and each entry
-    checked; whatever is unreadable is named in ``problems`` and counts as no record.
-
-    >>> import tempfile, pathlib
-    >>> folder = pathlib.Path(tempfile.mkdtemp())
-    >>> _ = (folder / RECORD_FILE).write_text("{not json")
-    >>> print(*read_first_predictions(folder).problems)
-    `first_predictions.json` is not valid JSON (Expecting property name enclosed in double \
-quotes at line 1, column 2), so it counts as no record of your first predictions.
-    """
-    path = folder / RECORD_FILE
-    try:
-        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except FileNotFoundError:
-        return FirstPredictions()
-    except OSError as error:
-        if path.is_symlink():
-            return _unreadable(
-                N_(
-                    "`{file}` is a symbolic link, "
-                    "so it counts as no record of your first predictions."
-                )
-            )
-        why = N_(
-            "`{file}` cannot be read ({reason}), "
-            "so it counts as no record of your first predictions."
-        )
-        return _unreadable(why, reason=error.strerror)
-    with os.fdopen(descriptor, "rb") as stream:
-        if not stat.S_ISREG(os.fstat(stream.fileno()).st_mode):
-            return _unreadable(
-                N_("`{file}` is not a file, so it counts as no record of your first predictions.")
-            )
-        data = stream.read(MAX_RECORD_BYTES + 1)
-    if len(data) > MAX_RECORD_BYTES:
-        return _unreadable(
-            N_(
-                "`{file}` is larger than 1 MiB, "
-                "so it counts as no record of your first predictions."
-            )
-        )
-    try:
-        text = data.decode("utf-8")
-        document = json.loads(text)
-    except UnicodeDecodeError:
-        return _unreadable(
-            N_("`{file}` is not UTF-8 text, so it counts as no record of your first predictions.")
-        )
-    except ValueError as error:
-        if isinstance(error, json.JSONDecodeError):
-            why = N_(
-                "`{file}` is not valid JSON ({reason} at line {line}, column {column}), "
-                "so it counts as no record of your first predictions."
-            )
-            return _unreadable(why, text, reason=error.msg, line=error.lineno, column=error.colno)
-        return _unreadable(
-            N_(
-                "`{file}` is not valid JSON (a number too long), "
-                "so it counts as no record of your first predictions."
-            ),
-            text,
-        )
-    if not isinstance(document, dict):
-        why = N_(
-            "`{file}` does not map each item to its first prediction, "
-            "so it counts as no record of your first predictions."
-        )
-        return _unreadable(why, text)
-    predictions, problems = {}, []
-    for grade_id, evidence in sorted(document.items()):
-        try:
-            _value_of(evidence)
-        except (ValueError, TypeError, IndexError, RecursionError):
-            problems.append(
-                N_(
-                    "`{file}` holds no readable first prediction for `{grade_id}`, so it counts "
-                    "as no record for that item."
-                ).format(file=RECORD_FILE, grade_id=grade_id)
-            )
-        else:
-            predictions[grade_id] = evidence
-    return FirstPredictions(text, predictions, tuple(problems))
-
-
-def _unreadable(why: str, text: str | None = None, **facts: object) -> FirstPredictions:
-    """A record that counts as none, for the reason ``why`` (a template, kept in English: the
-    grader shows it in the learner's language)."""
-    problem = why.format(file=RECORD_FILE, **facts)
-    return FirstPredictions(text=text, problems=(problem,))
-
-
-def bind_first_prediction(record: Mapping[str, Any], trusted: FirstPredictions) -> dict[str, Any]:
-    """``record`` with the first prediction the grader read itself, if it is the record of an
-    ``expect_first_prediction`` check; any other record unchanged.
-
-    >>> record = {"rule": "first_prediction", "grade_id": "p", "first": ["bool", True]}
-    >>> bind_first_prediction(record, FirstPredictions())["first"] is None
-    True
-    """
-    if record.get("rule") != "first_prediction":
-        return dict(record)
-    return {**record, "first": trusted.first(record.get("grade_id"))}
 
 
 def reveal_prediction(
@@ -230,30 +85,13 @@ def reveal_prediction(
             )
     right = sum(_same_value(said, truth) for _, said, truth, _ in rows)
     print(_("{right} of {total} right.").format(right=right, total=len(rows)))
-    first = _record_first(folder, grade_id, predicted)
-    if first is not None and not _same_value(_value_of(first), predicted):
+    first = record_first(folder, grade_id, predicted)
+    if first is not None and not _same_value(value_of(first), predicted):
         said = _(
             "Your first prediction was {first}; a prediction changed after its reveal earns no "
             "points."
         )
-        print(textwrap.fill(said.format(first=_shown(_value_of(first), labels)), _WIDTH))
-
-
-def _record_first(folder: Path, grade_id: str, predicted: object) -> Evidence | None:
-    """The first prediction recorded for ``grade_id``; records ``predicted`` when there is
-    none (and says so when the file could not be read)."""
-    found = read_first_predictions(folder)
-    for problem in found.problems:
-        print(textwrap.fill(_(problem), _WIDTH))
-    first = found.first(grade_id)
-    if first is not None:
-        return first
-    document = dict(found.predictions or {})
-    document[grade_id] = describe(predicted)
-    write_text_atomic(
-        folder / RECORD_FILE, json.dumps(document, indent=1, sort_keys=True, ensure_ascii=False)
-    )
-    return None
+        print(textwrap.fill(said.format(first=_shown(value_of(first), labels)), _WIDTH))
 
 
 def _form_problem(predicted: object, observed: object) -> str | None:
@@ -273,7 +111,7 @@ def _form_problem(predicted: object, observed: object) -> str | None:
             "and run this cell again. Nothing was recorded."
         ).format(got=_listed(predicted), wanted=_listed(observed))
     try:
-        _value_of(describe(predicted))
+        value_of(describe(predicted))
     except (ValueError, TypeError):
         return _(
             "Your prediction holds something other than plain values (text, numbers, "
@@ -325,36 +163,3 @@ def _shown(value: object, labels: Mapping[object, str]) -> str:
 
 def _listed(mapping: Mapping[object, object]) -> str:
     return ", ".join(sorted(map(str, mapping))) or _("(none)")
-
-
-def _value_of(evidence: Any) -> Any:
-    """The plain value that ``evidence`` stands for; ValueError for anything else (tensors,
-    other objects, malformed data)."""
-    if not isinstance(evidence, list) or not evidence or not isinstance(evidence[0], str):
-        raise ValueError("not evidence")
-    kind, rest = evidence[0], evidence[1:]
-    if kind == "none" and not rest:
-        return None
-    if len(rest) != 1:
-        raise ValueError("not evidence")
-    content = rest[0]
-    if kind == "bool" and type(content) is bool:
-        return content
-    if kind == "int" and type(content) is int:
-        return content
-    if kind == "str" and type(content) is str:
-        return content
-    if kind == "float" and type(content) in (int, float, str):
-        number = float(content)
-        if type(content) is str and math.isfinite(number):
-            raise ValueError("a finite float written as text")
-        return number
-    if kind in ("list", "tuple", "set") and type(content) is list:
-        items = [_value_of(item) for item in content]
-        return {"list": list, "tuple": tuple, "set": set}[kind](items)
-    if kind == "dict" and type(content) is list:
-        pairs = [pair for pair in content if type(pair) is list and len(pair) == 2]
-        if len(pairs) != len(content):
-            raise ValueError("not evidence")
-        return {_value_of(key): _value_of(value) for key, value in pairs}
-    raise ValueError("not evidence")

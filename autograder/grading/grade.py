@@ -31,7 +31,7 @@ from typing import TextIO
 
 import nbformat
 
-from autograder.checks.predictions import (
+from autograder.checks.first_predictions import (
     FirstPredictions,
     bind_first_prediction,
     read_first_predictions,

@@ -21,7 +21,7 @@ import json
 from pathlib import Path
 
 from autograder.atomic import write_text_atomic
-from autograder.checks.predictions import read_first_predictions
+from autograder.checks.first_predictions import read_first_predictions
 from autograder.grading.intake import Submission
 from autograder.grading.results import UnitResult
 

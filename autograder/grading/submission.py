@@ -14,7 +14,7 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from autograder.checks.predictions import RECORD_FILE
+from autograder.checks.first_predictions import RECORD_FILE
 from autograder.grading.notebook_reader import NOTEBOOK_SUFFIX
 from autograder.i18n import N_
 
