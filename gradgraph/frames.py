@@ -22,8 +22,9 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 
 from .events import Event
+from .film import Film
 from .layout import GraphLayout
-from .picture import Film, Picture
+from .picture import Picture
 from .raster import to_png
 from .scene import Scene
 from .svg import to_svg

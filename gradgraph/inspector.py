@@ -3,7 +3,7 @@ source line that made it, what it saved (shapes, dtypes, bytes, device; held or 
 by then), and where its gradient goes next.
 
 >>> import torch, gradgraph
->>> from gradgraph.picture import Film
+>>> from gradgraph.film import Film
 >>> x = torch.ones(3, requires_grad=True)
 >>> with gradgraph.record(names={"x": x}) as rec:
 ...     y = x.exp()
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from .captions import format_bytes
 from .events import EventKind
-from .picture import Film
+from .film import Film
 
 __all__ = ["node_facts"]
 
