@@ -24,6 +24,7 @@ from pathlib import Path
 
 from PIL import Image
 
+from . import wording as w
 from .frames import FrameStore
 
 __all__ = ["save", "to_html"]
@@ -34,6 +35,7 @@ _STRIP_COLUMNS = 4
 _SCRIPT = """
 (function () {
   var root = document.getElementById(%(id)s), captions = %(captions)s, timer = null;
+  var words = %(words)s;
   var columns = root.querySelectorAll(".gradgraph-column"), slider = root.querySelector("input");
   var button = root.querySelector(".play"), last = +slider.max;
   function show(i) {
@@ -47,10 +49,10 @@ _SCRIPT = """
     });
     slider.value = i;
   }
-  function stop() { clearInterval(timer); timer = null; button.textContent = "play"; }
+  function stop() { clearInterval(timer); timer = null; button.textContent = words.play; }
   button.onclick = function () {
     if (timer) { stop(); return; }
-    this.textContent = "pause";
+    this.textContent = words.pause;
     timer = setInterval(function () {
       if (+slider.value >= last) { stop(); } else { show(+slider.value + 1); }
     }, 700);
@@ -79,12 +81,21 @@ def to_html(*stores: FrameStore, titles: Sequence[str] = ()) -> str:
     captions = json.dumps(
         [[store.scene(i).caption for i in range(len(store))] for store in stores]
     ).replace("</", "<\\/")
+    buttons = {
+        "play": w.CONTROL_PLAY,
+        "back": w.CONTROL_BACK,
+        "next": w.CONTROL_NEXT,
+        "reset": w.CONTROL_RESET,
+    }
     controls = (
-        '<button class="play">play</button><button class="back">◀ step back</button>'
-        '<button class="next">step ▶</button><button class="reset">reset</button>'
-        f'<input type="range" min="0" max="{steps - 1}" value="0" style="width:60%">'
+        "".join(
+            f'<button class="{name}">{html.escape(label)}</button>'
+            for name, label in buttons.items()
+        )
+        + f'<input type="range" min="0" max="{steps - 1}" value="0" style="width:60%">'
     )
-    script = _SCRIPT % {"id": json.dumps(element_id), "captions": captions}
+    words = json.dumps({"play": w.CONTROL_PLAY, "pause": w.CONTROL_PAUSE})
+    script = _SCRIPT % {"id": json.dumps(element_id), "captions": captions, "words": words}
     return (
         f'<div id="{element_id}" class="gradgraph-player"><div>{controls}</div>'
         f'<div style="display:flex;gap:1em;align-items:flex-start">{columns}</div>'
@@ -100,7 +111,8 @@ def _column(store: FrameStore, title: str | None, width: str) -> str:
         else ""
     )
     images = "".join(
-        f'<img alt="step {i + 1}" style="display:none;max-width:100%" '
+        f'<img alt="{html.escape(w.FRAME_ALT.format(step=i + 1))}" '
+        'style="display:none;max-width:100%" '
         f'src="data:image/svg+xml;base64,{_base64(store.svg(i).encode())}">'
         for i in range(len(store))
     )

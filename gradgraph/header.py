@@ -16,6 +16,8 @@ step is one), and for files (which have no text beside the frame) the caption.
 
 from __future__ import annotations
 
+from . import wording as w
+from .captions import first_sentence
 from .events import EventKind
 from .fonts import wrap
 from .picture import Picture, Text
@@ -38,21 +40,21 @@ class Header:
 
     def lines(self, scene: Scene) -> list[tuple[str, str]]:
         """``(style, text)`` lines above the legend: the step, the error, the caption."""
-        call = ""
-        if scene.call is not None:
-            call = f"  ·  backward call {scene.call.number} of {scene.calls}: {scene.call.loss}"
-        lines = [
-            (
-                "step",
-                f"step {scene.step + 1} of {self.steps}  ·  {scene.event.kind.value.upper()}{call}",
-            )
-        ]
         e = scene.event
+        step = {"step": scene.step + 1, "steps": self.steps, "kind": w.EVENT_KINDS[e.kind.value]}
+        if scene.call is None:
+            lines = [("step", w.HEADER_STEP.format(**step))]
+        else:
+            call = {"call": scene.call.number, "calls": scene.calls, "loss": scene.call.loss}
+            lines = [("step", w.HEADER_STEP_IN_CALL.format(**step, **call))]
         room = self.width - 2 * MARGIN
         if e.kind is EventKind.ERROR:
-            where = f" at {e.details['failed_node']}" if e.details.get("failed_node") else ""
-            message = e.details["message"].split(". ")[0].strip()
-            text = f"✗ {e.details['type']} in {e.details['op']}{where}: {message}"
+            d = e.details
+            error = {"error": d["type"], "op": d["op"], "message": first_sentence(d["message"])}
+            if d.get("failed_node"):
+                text = w.HEADER_ERROR_AT.format(node=d["failed_node"], **error)
+            else:
+                text = w.HEADER_ERROR.format(**error)
             lines += [("error", line) for line in wrap(text, room, HEADER, bold=True)]
         if self.with_caption:
             lines += [("caption", line) for line in wrap(scene.caption, room, HEADER)]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from . import wording as w
 from .events import Event, EventKind
 from .fonts import text_width
 from .layout import GraphLayout
@@ -28,17 +29,17 @@ def legend_items(events: Sequence[Event], layout: GraphLayout) -> list[tuple[str
     kinds = {e.kind for e in events}
     g = layout.graph
     ops = set(g.labels) - g.leaves - g.folded - g.second_order
-    wanted = [
-        ("leaf", "leaf tensor (gets .grad)", bool(g.leaves)),
-        ("op", "operation (grad_fn node)", bool(ops)),
-        ("second", "made by backward (create_graph)", bool(g.second_order)),
-        ("folded", "folded module", bool(g.folded)),
-        ("group", "module", bool(layout.modules)),
-        ("ran", "✓ ran in backward", EventKind.BACKWARD in kinds),
-        ("edge", "→ forward; green: gradient went back", bool(g.edges)),
-        ("now", "the current event", True),
-    ]
-    return [(key, text) for key, text, used in wanted if used]
+    used = {
+        "leaf": bool(g.leaves),
+        "op": bool(ops),
+        "second": bool(g.second_order),
+        "folded": bool(g.folded),
+        "group": bool(layout.modules),
+        "ran": EventKind.BACKWARD in kinds,
+        "edge": bool(g.edges),
+        "now": True,
+    }
+    return [(key, text) for key, text in w.LEGEND.items() if used[key]]
 
 
 class Legend:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from . import wording as w
 from .captions import format_bytes
 from .events import Event
 from .picture import Picture, Polyline, Text
@@ -68,9 +69,12 @@ class MemoryStrip:
             )  # fmt: skip
         x, y = point(step, saved[-1])
         picture.items.append(Polyline(((x, top), (x, bottom)), "cursor", VERMILLION, 1.5))
-        now = f"held by saved tensors: {format_bytes(saved[-1])} now"
         if any(a is not None for a in allocated):
-            now += f" (allocator, dashed: {format_bytes(allocated[-1] or 0)})"
+            now = w.MEMORY_NOW_ALLOCATOR.format(
+                size=format_bytes(saved[-1]), allocated=format_bytes(allocated[-1] or 0)
+            )
+        else:
+            now = w.MEMORY_NOW.format(size=format_bytes(saved[-1]))
         picture.items.append(Text(left, self.top + SMALL, now, SMALL, "axis", PURPLE, True))
 
 
@@ -85,4 +89,4 @@ def binary_ceiling(value: int) -> tuple[int, int]:
 
 def tick(value: int, unit: int) -> str:
     """``value`` in whole ``unit``s: ``"4 KiB"``."""
-    return f"{value // unit} {({1: 'B', 1024: 'KiB', 2**20: 'MiB'})[unit]}"
+    return w.TICK_UNITS[unit].format(n=value // unit)

@@ -25,7 +25,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .captions import format_bytes
+from . import wording as w
+from .captions import format_bytes, hook_kind
 from .fonts import text_width
 from .layout import RecordedGraph
 from .picture import Picture, Rect, Text
@@ -46,28 +47,22 @@ from .style import (
     VERMILLION,
 )
 
-__all__ = ["GLOSS", "NodeBoxes"]
+__all__ = ["NodeBoxes", "box_title"]
 
 ROWS = ("saved", "grad", "hook", "failed")
 
-# What a node class does, where its name does not say it plainly.
-GLOSS = {
-    "AccumulateGrad": "leaf",
-    "TBackward0": "transpose (Wᵀ)",
-    "AddmmBackward0": "x·Wᵀ + b",
-    "MmBackward0": "matrix product",
-    "MvBackward0": "matrix · vector",
-    "BackwardHookFunctionBackward": "module hook point",
-    "CloneBackward0": "copy",
-    "ViewBackward0": "reshape",
-    "ReshapeAliasBackward0": "reshape",
-    "ExpandBackward0": "broadcast",
-    "UnsafeViewBackward0": "reshape",
-}
 
+def box_title(label: str, runs: int) -> str:
+    """A box's title: the node's label, marked ✓ once it ran in backward (✓×2 after two runs).
 
-def _shape(shape: tuple | None) -> str:
-    return "x".join(map(str, shape)) if shape else "scalar"
+    >>> box_title("x", 0), box_title("x", 1), box_title("x", 3)
+    ('x', '✓ x', '✓×3 x')
+    """
+    if runs == 0:
+        return label
+    if runs == 1:
+        return w.BOX_TITLE_RAN.format(name=label)
+    return w.BOX_TITLE_RAN_TIMES.format(runs=runs, name=label)
 
 
 class NodeBoxes:
@@ -85,14 +80,17 @@ class NodeBoxes:
     def _subtitle(self, g: int) -> str:
         e = self.graph.nodes[g]
         if g in self.graph.folded:
-            return "folded module"
+            return w.BOX_FOLDED
+        shape = w.shape_text(e.details.get("shape"))
         if e.details.get("leaf"):
-            kind = "parameter" if e.details.get("parameter") else "leaf"
-            return f"{kind} · {_shape(e.details.get('shape'))}"
-        what = GLOSS.get(e.details.get("grad_fn") or e.name)
-        if what is None:
-            what = f"{e.details['op']}()" if e.details.get("op") else "operation"
-        return f"{what} · {_shape(e.details.get('shape'))}"
+            leaf = w.BOX_PARAMETER if e.details.get("parameter") else w.BOX_LEAF
+            return leaf.format(shape=shape)
+        gloss = w.GLOSS.get(e.details.get("grad_fn") or e.name)
+        if gloss is not None:
+            return w.BOX_GLOSS.format(gloss=gloss, shape=shape)
+        if e.details.get("op"):
+            return w.BOX_OP_CALL.format(op=e.details["op"], shape=shape)
+        return w.BOX_OPERATION.format(shape=shape)
 
     def _rows(self) -> dict[int, tuple[str, ...]]:
         """Which status lines each node's box keeps room for (it will need them)."""
@@ -107,9 +105,8 @@ class NodeBoxes:
 
     def lines(self, g: int, scene: Scene) -> list[tuple[str, str]]:
         """``(row, text)`` of each line of node ``g``'s box in ``scene``."""
-        runs = scene.ran.get(g, 0)
-        mark = "" if not runs else "✓ " if runs == 1 else f"✓×{runs} "
-        lines = [("title", mark + self.graph.labels[g]), ("subtitle", self.subtitles[g])]
+        title = box_title(self.graph.labels[g], scene.ran.get(g, 0))
+        lines = [("title", title), ("subtitle", self.subtitles[g])]
         for row in self.rows[g]:
             lines.append((row, self._row_text(row, g, scene)))
         return lines
@@ -119,16 +116,16 @@ class NodeBoxes:
         if row == "saved":
             if g in scene.saved:
                 n, nbytes = scene.saved[g]
-                return f"saved {n} · {format_bytes(nbytes)}"
+                return w.BOX_SAVED.format(count=n, size=format_bytes(nbytes))
             if g in scene.freed:
                 n, nbytes = scene.freed[g]
-                return f"freed {n} · {format_bytes(nbytes)}"
+                return w.BOX_FREED.format(count=n, size=format_bytes(nbytes))
             return ""
         if row == "grad":
-            return f"grad {scene.grads[g]:.4g}" if g in scene.grads else ""
+            return w.BOX_GRAD.format(norm=scene.grads[g]) if g in scene.grads else ""
         if row == "hook":
-            return f"⚑ {scene.hooks[g]}" if g in scene.hooks else ""
-        return "✗ backward failed here" if scene.failed == g else ""
+            return w.BOX_HOOK.format(kind=hook_kind(scene.hooks[g])) if g in scene.hooks else ""
+        return w.BOX_FAILED if scene.failed == g else ""
 
     def sizes(self) -> dict[int, tuple[float, float]]:
         """Width and height of each box: room for the largest text it shows in the film."""
@@ -142,14 +139,14 @@ class NodeBoxes:
                 for row, text in self.lines(g, scene):
                     size, bold = (TITLE, True) if row == "title" else (SMALL, row != "subtitle")
                     widths[g] = max(widths[g], text_width(text, size, bold))
-        runs = max(final.ran.values(), default=0)
-        prefix = text_width("✓×2 " if runs > 1 else "✓ ", TITLE, True)
+        runs = max(final.ran.values(), default=0)  # room for a ✓ mark that says as much
         return {
             g: (
-                max(w, text_width(self.graph.labels[g], TITLE, True) + prefix) + 2 * PAD,
+                max(width, text_width(box_title(self.graph.labels[g], runs), TITLE, True))
+                + 2 * PAD,
                 2 * PAD + (TITLE + SMALL * (1 + len(self.rows[g]))) * LINE,
             )
-            for g, w in widths.items()
+            for g, width in widths.items()
         }
 
     def draw(
@@ -177,7 +174,7 @@ class NodeBoxes:
         }
         for row, text in self.lines(g, scene):
             size, colour, bold = looks[row]
-            struck = row == "saved" and text.startswith("freed")
+            struck = row == "saved" and g not in scene.saved
             if struck:
                 colour, bold = GREY, False
             if text:
