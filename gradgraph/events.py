@@ -90,7 +90,8 @@ class Event:
     call: BackwardCall | None = None
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "details", MappingProxyType(dict(self.details)))
+        if type(self.details) is not MappingProxyType:  # the log hands over a fresh proxy
+            object.__setattr__(self, "details", MappingProxyType(dict(self.details)))
 
     def __repr__(self) -> str:
         return f"Event({self.index}, {self.kind.value}, {self.name!r})"
