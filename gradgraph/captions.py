@@ -119,6 +119,9 @@ def _hook(e: Event) -> str:
     fields = {"kind": hook_kind(d["kind"]), "hook": d["hook"], "node": e.name}
     if d.get("target") == "module":
         return w.HOOK_ON_MODULE.format(module=d["module"], **fields)
+    if d.get("target") == "node":
+        before = d["kind"] == "node pre-hook"
+        return (w.HOOK_ON_NODE_BEFORE if before else w.HOOK_ON_NODE_AFTER).format(**fields)
     return w.HOOK_ON_TENSOR.format(**fields)
 
 

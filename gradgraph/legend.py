@@ -27,6 +27,7 @@ ROW_HEIGHT = SMALL * 1.9
 def legend_items(events: Sequence[Event], layout: GraphLayout) -> list[tuple[str, str]]:
     """``(swatch key, text)`` of each thing the film of ``events`` draws."""
     kinds = {e.kind for e in events}
+    hooks = {e.details.get("target") for e in events if e.kind is EventKind.HOOK}
     g = layout.graph
     ops = set(g.labels) - g.leaves - g.folded - g.second_order
     used = {
@@ -36,6 +37,9 @@ def legend_items(events: Sequence[Event], layout: GraphLayout) -> list[tuple[str
         "folded": bool(g.folded),
         "group": bool(layout.modules),
         "ran": EventKind.BACKWARD in kinds,
+        "tensor hook": "tensor" in hooks,
+        "node hook": "node" in hooks,
+        "module hook": "module" in hooks,
         "edge": bool(g.edges),
         "now": True,
     }
@@ -74,8 +78,16 @@ class Legend:
             y += ROW_HEIGHT
 
 
-def _swatch(key: str, x: float, y: float) -> list[Rect | Polyline | Polygon]:
-    w, h = 16.0, 10.0
+def _swatch(key: str, x: float, y: float) -> list[Rect | Polyline | Polygon | Text]:
+    width, height = 16.0, 10.0
+    if key.endswith("hook"):  # the flag that marks a box or a frame where a hook fired
+        return [Text(x + 3, y + height, "⚑", SMALL, "legend", VERMILLION, True)]
+    if key == "edge":
+        middle, tip = y + height / 2, x + width
+        return [
+            Polyline(((x, middle), (tip - 6, middle)), "legend", GREY, 1.3),
+            Polygon(((tip, middle), (tip - 6, y + 1), (tip - 6, y + height - 1)), "legend"),
+        ]
     looks = {
         "leaf": dict(stroke=ORANGE, stroke_width=1.6),
         "op": dict(stroke=BLUE, stroke_width=1.6, radius=3),
@@ -85,9 +97,4 @@ def _swatch(key: str, x: float, y: float) -> list[Rect | Polyline | Polygon]:
         "ran": dict(fill=RAN_FILL, stroke=BLUE, stroke_width=1.6, radius=3),
         "now": dict(stroke=VERMILLION, stroke_width=3, radius=3),
     }
-    if key == "edge":
-        return [
-            Polyline(((x, y + h / 2), (x + w - 6, y + h / 2)), "legend", GREY, 1.3),
-            Polygon(((x + w, y + h / 2), (x + w - 6, y + 1), (x + w - 6, y + h - 1)), "legend"),
-        ]
-    return [Rect(x, y, x + w, y + h, "legend", **looks[key])]
+    return [Rect(x, y, x + width, y + height, "legend", **looks[key])]

@@ -13,8 +13,9 @@ What is observed, and how:
 - backward order through node pre-hooks, gradients through ``AccumulateGrad`` post-hooks
   (and a tensor hook after ``retain_grad()``); in a ``create_graph`` backward, the nodes
   it makes through post-hooks that a node's pre-hook adds when grad mode is on;
-- user hooks: tensor hooks registered inside the block, and hooks of the modules passed
-  to ``record(*modules)`` (hooks registered on ``grad_fn`` nodes are not observed);
+- user hooks: tensor hooks and hooks on ``grad_fn`` nodes (``node.register_hook``,
+  ``node.register_prehook``) registered inside the block, and hooks of the modules passed
+  to ``record(*modules)``;
 - errors: a ``RuntimeError`` raised by a PyTorch call inside the block, or by
   :meth:`Recording.backward` after it.
 
@@ -56,6 +57,7 @@ from .eventlog import EventLog
 from .events import Event, EventKind
 from .modules import ModuleTracker, observe_module_hooks
 from .names import LeafNames
+from .nodehooks import observe_node_hooks
 from .watcher import GraphWatcher
 
 __all__ = ["Recording", "record", "side_by_side"]
@@ -79,7 +81,9 @@ class Recording:
     - ``backward``: ``grad_fn``; ``grad``: ``target`` (``"leaf"`` or ``"retained"``),
       ``norm`` (of the arriving gradient), ``accumulated_norm`` (of what ``.grad`` holds
       now); logged after ``.grad`` was set and before a post-accumulate-grad hook fires;
-    - ``hook``: ``target`` (``"tensor"`` or ``"module"``), ``kind``, ``hook``, ``module``;
+    - ``hook``: ``target`` (``"tensor"``, ``"node"`` or ``"module"``), ``kind``, ``hook``,
+      ``module``; a node's pre-hook fires after its ``backward`` event (the recorder's own
+      pre-hook comes first), its post-hook after it ran;
     - ``error``: ``op``, ``type``, ``message`` (PyTorch's own text), ``failed_node`` (the
       name of the node whose backward raised it, also the event's ``node``; else None).
 
@@ -339,6 +343,7 @@ def record(
         _exclusive(recording),
         recording._modules.installed(),
         observe_module_hooks(modules, recording._on_module_hook),
+        observe_node_hooks(recording._watcher.observed_node_hook),
         _ForwardMode(recording),
     ):
         yield recording

@@ -239,6 +239,27 @@ class GraphWatcher:
 
         return observed
 
+    def observed_node_hook(self, hook: Callable) -> Callable:
+        """Wrap a user's node hook (``node.register_hook`` or ``register_prehook``) so that
+        each call logs a ``hook`` event on the node running it first.
+
+        A pre-hook is called with the node's output gradients alone, a post-hook with its
+        input and output gradients: the number of arguments tells which fired.
+        """
+        name = getattr(hook, "__name__", repr(hook))
+        pre = {"target": "node", "kind": "node pre-hook", "hook": name}
+        post = {"target": "node", "kind": "node post-hook", "hook": name}
+        log = self._log
+
+        def observed(*args: Any) -> Any:
+            node = _current_node()
+            nid = self.node_id(node) if node is not None else None
+            label = self._names[nid] if nid is not None else type(node).__name__
+            log.emit(EventKind.HOOK, nid, label, pre if len(args) == 1 else post)
+            return hook(*args)
+
+        return observed
+
     def close(self) -> None:
         """Remove every node and tensor hook this watcher installed (idempotent)."""
         handles, self._handles = self._handles, []

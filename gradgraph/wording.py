@@ -97,6 +97,14 @@ GRAD_ARRIVED_NORM_HELD = (
 
 HOOK_ON_MODULE = "Module {module!r}: your {kind} ({hook}) fired."
 HOOK_ON_TENSOR = "Your {kind} ({hook}) fired on the gradient flowing into {node}."
+HOOK_ON_NODE_BEFORE = (
+    "Your node pre-hook ({hook}) fired on {node}: it gets the gradients arriving at the node, "
+    "before the node runs."
+)
+HOOK_ON_NODE_AFTER = (
+    "Your node post-hook ({hook}) fired on {node}: it gets the gradients the node computed "
+    "and the ones it received, after it ran."
+)
 
 ERROR_IN = "Error in {op}: {message}."
 
@@ -105,6 +113,8 @@ ERROR_IN = "Error in {op}: {message}."
 HOOK_KINDS = {
     "tensor hook": "tensor hook",
     "post-accumulate-grad hook": "post-accumulate-grad hook",
+    "node pre-hook": "node pre-hook",
+    "node post-hook": "node post-hook",
     "forward pre-hook": "forward pre-hook",
     "forward hook": "forward hook",
     "backward pre-hook": "backward pre-hook",
@@ -138,7 +148,10 @@ LEGEND = {
     "folded": "folded module",
     "group": "module",
     "ran": "✓ ran in backward",
-    "edge": "→ forward; green: gradient went back",
+    "tensor hook": "your tensor hook fired (on the node its gradient goes to)",
+    "node hook": "your hook on this grad_fn node fired",
+    "module hook": "your module hook fired (on the module's frame)",
+    "edge": "forward; green once the gradient went back",
     "now": "the current event",
 }
 
