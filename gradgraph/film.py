@@ -95,14 +95,16 @@ class Film:
         self._draw_modules(picture, scene)
         self._draw_edges(picture, scene)
         for g in sorted(scene.present):
-            self.boxes.draw(picture, g, self._box(g), scene)
+            self.boxes.draw(picture, g, self.box(g), scene)
         self.memory.draw(picture, step)
         return picture
 
-    def _box(self, g: int) -> tuple[float, float, float, float]:
-        (cx, cy), (w, h) = self.layout.positions[g], self.layout.sizes[g]
+    def box(self, g: int) -> tuple[float, float, float, float]:
+        """Node ``g``'s box in the frame: left, top, right, bottom (the same at every step)."""
+        (cx, cy), (width, height) = self.layout.positions[g], self.layout.sizes[g]
         ox, oy = self.graph_origin
-        return (ox + cx - w / 2, oy + cy - h / 2, ox + cx + w / 2, oy + cy + h / 2)
+        left, top = ox + cx - width / 2, oy + cy - height / 2
+        return (left, top, left + width, top + height)
 
     def _draw_modules(self, picture: Picture, scene: Scene) -> None:
         ox, oy = self.graph_origin

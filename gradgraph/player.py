@@ -143,7 +143,7 @@ class Player:
 
     def to_html(self) -> str:
         """The same player as a self-contained HTML fragment (see ``gradgraph.export``)."""
-        from .export import to_html
+        from .page import to_html
 
         return to_html(*(column.frames for column in self.columns), titles=self.titles)
 

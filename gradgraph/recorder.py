@@ -171,7 +171,7 @@ class Recording:
 
     def to_html(self, projector: bool = False, fold: Sequence[str] = ()) -> str:
         """A self-contained HTML player (frames as base64 SVGs, a little JS), no kernel needed."""
-        from .export import to_html
+        from .page import to_html
 
         return to_html(self._frame_store(projector, fold))
 

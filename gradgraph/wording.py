@@ -210,6 +210,7 @@ INSPECT_NOT_MADE = "not made yet at this step"
 INSPECT_PICK = "pick a node…"
 INSPECT_LABEL = "inspect"
 INSPECT_OPTION = "{name} (#{node})"
+INSPECT_HIT = "inspect {name}"  # a node's box in the HTML page, for screen readers
 
 # -- the player's controls (the widget and the HTML page) -------------------------------
 
