@@ -39,12 +39,16 @@ def text_width(text: str, size: float, bold: bool = False) -> float:
 
 
 def wrap(text: str, width: float, size: float, bold: bool = False) -> list[str]:
-    """Greedy word wrap of ``text`` into lines at most ``width`` pixels wide (a longer word
-    keeps a line of its own).
+    """``text`` as it is where it fits in ``width`` pixels, else greedy word wrap into lines
+    at most that wide (a longer word keeps a line of its own).
 
     >>> wrap("saved its result", text_width("saved its", 13), 13)
     ['saved its', 'result']
+    >>> wrap("step 1  ·  NODE", 300, 13)
+    ['step 1  ·  NODE']
     """
+    if text_width(text, size, bold) <= width:
+        return [text]
     lines: list[str] = []
     for word in text.split():
         if lines and text_width(f"{lines[-1]} {word}", size, bold) <= width:

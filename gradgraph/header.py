@@ -41,13 +41,14 @@ class Header:
     def lines(self, scene: Scene) -> list[tuple[str, str]]:
         """``(style, text)`` lines above the legend: the step, the error, the caption."""
         e = scene.event
+        room = self.width - 2 * MARGIN
         step = {"step": scene.step + 1, "steps": self.steps, "kind": w.EVENT_KINDS[e.kind.value]}
         if scene.call is None:
-            lines = [("step", w.HEADER_STEP.format(**step))]
+            text = w.HEADER_STEP.format(**step)
         else:
             call = {"call": scene.call.number, "calls": scene.calls, "loss": scene.call.loss}
-            lines = [("step", w.HEADER_STEP_IN_CALL.format(**step, **call))]
-        room = self.width - 2 * MARGIN
+            text = w.HEADER_STEP_IN_CALL.format(**step, **call)
+        lines = [("step", line) for line in wrap(text, room, HEADER, bold=True)]
         if e.kind is EventKind.ERROR:
             d = e.details
             error = {"error": d["type"], "op": d["op"], "message": first_sentence(d["message"])}

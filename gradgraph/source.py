@@ -14,6 +14,10 @@ True
 'penalty'
 >>> backward_target("cell.py:5: recording.backward(losses[1])"), backward_target(None)
 ('losses[1]', None)
+>>> backward_target("cell.py:6: h.sum().backward()")
+'h.sum()'
+>>> backward_target("cell.py:7: (x * w).exp().sum().backward()") is None  # no name to give
+True
 """
 
 from __future__ import annotations
@@ -35,11 +39,13 @@ _skipped: dict[str, bool] = {}  # file name -> whether it is torch's or gradgrap
 
 
 _NAME = r"([A-Za-z_][\w.]*(?:\[[^\]]*\])?)"
+# a name, then attributes, indexing and calls without nested brackets: h.sum(), model(x)[0]
+_CHAIN = r"(?<![\w.)\]])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*|\[[^\[\]]*\]|\([^()]*\))*)"
 # autograd.grad(loss, ...); rec.backward(loss), autograd.backward(loss); loss.backward()
 _TARGETS = (
     re.compile(rf"\bgrad\(\s*{_NAME}\s*[,)]"),
     re.compile(rf"\.backward\(\s*{_NAME}\s*[,)]"),
-    re.compile(rf"{_NAME}\.backward\("),
+    re.compile(rf"{_CHAIN}\.backward\("),
 )
 
 

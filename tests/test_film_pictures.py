@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import linecache
 import os
 import shutil
 from collections.abc import Iterator
@@ -69,7 +70,10 @@ def _run_unit(unit: str) -> list[gradgraph.Recording]:
     try:
         with _recordings_kept(kept), contextlib.redirect_stdout(io.StringIO()):
             for i, source in enumerate(_code_cells(unit)):
-                exec(compile(source, f"<{unit} cell {i}>", "exec"), namespace)  # noqa: S102
+                name = f"<{unit} cell {i}>"
+                # as IPython does: the cell's lines can be read back (the film quotes them)
+                linecache.cache[name] = (len(source), None, source.splitlines(True), name)
+                exec(compile(source, name, "exec"), namespace)  # noqa: S102
     finally:
         os.chdir(here)
     return [rec for rec in kept if len(rec)]
