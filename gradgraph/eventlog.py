@@ -78,8 +78,14 @@ class EventLog:
         ``details`` is kept as given (not copied): do not change it afterwards.
         """
         with self._lock:
-            if not self._closed:
-                self._append(kind, node, name, details)
+            if self._closed:
+                return
+            task = _graph_task_id()
+            call = None if task < 0 else self._call(task, name)
+            memory = self._memory
+            allocated = memory.allocated() if memory.allocated is not None else None
+            thread = _current_thread()  # its name is read with the event
+            self._entries.append((kind, node, name, details, memory.total, allocated, thread, call))
 
     def emit_saved(
         self, node: int, name: str, details: dict[str, Any], key: Hashable, nbytes: int
@@ -128,18 +134,21 @@ class EventLog:
         """Log one entry; ``call``: its backward call's number, -1 for the one running now."""
         if call == -1:
             task = _graph_task_id()
-            if task < 0:
-                call = None
-            else:
-                call = self._calls.get(task)
-                if call is None:  # a new backward call: note where it was made, to name it
-                    call = self._calls[task] = len(self._calls) + 1
-                    self._call_origins.append((user_source_line(), name))
-                self._last_call = call
+            call = None if task < 0 else self._call(task, name)
         memory = self._memory
         allocated = memory.allocated() if memory.allocated is not None else None
         thread = _current_thread()  # its name is read with the event
         self._entries.append((kind, node, name, details, memory.total, allocated, thread, call))
+
+    def _call(self, task: int, name: str) -> int:
+        """The number of the backward call of autograd's graph task ``task``; a new call
+        notes where it was made, to be named after what it differentiates."""
+        call = self._calls.get(task)
+        if call is None:
+            call = self._calls[task] = len(self._calls) + 1
+            self._call_origins.append((user_source_line(), name))
+        self._last_call = call
+        return call
 
     def _event(self, index: int, entry: _Entry) -> Event:
         kind, node, name, details, saved, allocated, thread, call = entry

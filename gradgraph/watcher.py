@@ -321,7 +321,7 @@ class GraphWatcher:
             "shape": shape,
             "dtype": dtype,
             "device": device,
-            "inputs": tuple(map(self.node_id, children)),
+            "inputs": tuple([self.node_id(child) for child in children]),
             "leaf": variable is not None,
             "leaf_name": leaf_name,
             "parameter": _is_parameter(variable),
@@ -372,7 +372,7 @@ class GraphWatcher:
     def _on_backward(self, nid: int, name: str, cls: str) -> Callable:
         log = self._log
         details = {"grad_fn": cls}
-        retained = self._retained
+        retained, building = self._retained, self._building
 
         def on_backward(grad_outputs: tuple) -> None:
             for output, tensor in retained.get(nid, ()):
@@ -385,7 +385,7 @@ class GraphWatcher:
                 log.emit(EventKind.GRAD, nid, name, grad)
             log.emit(EventKind.BACKWARD, nid, name, details)
             self._started(nid)
-            if _grad_enabled() and nid not in self._building:  # create_graph: it makes nodes
+            if _grad_enabled() and nid not in building:  # create_graph: it makes nodes
                 self._building.add(nid)
                 node = _current_node()
                 self._handles.append(node.register_hook(self._on_node_done))
