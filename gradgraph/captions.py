@@ -79,7 +79,9 @@ def _saved(e: Event) -> str:
     template = w.SAVED_RESULT if e.details["slot"] == "result" else w.SAVED_INPUT
     why = w.WHY_SAVED.get(e.name, w.WHY_SAVED_DEFAULT)
     sentence = template.format(why=why, **_tensor_facts(e))
-    return f"{sentence} {w.SAVED_ALIAS}" if e.details.get("alias") else sentence
+    if e.details.get("alias"):
+        return w.SENTENCES.format(first=sentence, second=w.SAVED_ALIAS)
+    return sentence
 
 
 def _freed(e: Event) -> str:

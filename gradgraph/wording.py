@@ -47,6 +47,7 @@ NODE_MADE = "{node} was made (output {shape})."
 SAVED_RESULT = "{node} saved its result ({values}, {size}): {why}."
 SAVED_INPUT = "{node} saved its input {slot!r} ({values}, {size}): {why}."
 SAVED_ALIAS = "Same storage as a tensor already saved: no new memory."  # a second sentence
+SENTENCES = "{first} {second}"  # two sentences of one caption
 FREED_RESULT = "{node} freed its result ({values}, {size}): backward no longer needs it."
 FREED_INPUT = "{node} freed its input {slot!r} ({values}, {size}): backward no longer needs it."
 FREED_RESULT_SHARED = (
