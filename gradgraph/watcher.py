@@ -25,11 +25,10 @@ values when the events are first read.
 
 from __future__ import annotations
 
-import atexit
 import functools
 import itertools
 import weakref
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import torch
@@ -38,8 +37,8 @@ from torch.autograd.graph import get_gradient_edge
 from .eventlog import EventLog
 from .events import EventKind
 from .introspect import output_meta, saved_hooks_active, saved_slots
-from .memory import storage_facts
 from .names import LeafNames
+from .saved import packer, unpack
 from .source import user_source_line
 
 __all__ = ["GraphWatcher"]
@@ -51,57 +50,12 @@ _graph_task_id = torch._C._current_graph_task_id
 _current_node = torch._C._current_autograd_node
 _queue_callback = torch.autograd.Variable._execution_engine.queue_callback
 _serials = itertools.count()
-_exiting = False  # set at interpreter exit: a holder dying then logs nothing
-
-
-@atexit.register
-def _at_exit() -> None:
-    global _exiting
-    _exiting = True
-
-
-class _SavedHolder:
-    """What autograd keeps instead of a saved tensor; its death is the observed free.
-
-    PyTorch skips its in-place (version counter) check for saved tensors that have hooks,
-    so the holder remembers the version at saving time and :func:`_unpack` checks it.
-    """
-
-    __slots__ = ("tensor", "version", "log", "node", "name", "facts", "key")
-
-    def __init__(
-        self, tensor: torch.Tensor, log: EventLog, node: int, name: str, facts: dict, key: Hashable
-    ) -> None:
-        self.tensor = tensor  # detached: shares storage and version counter, no graph cycle
-        self.version = tensor._version
-        self.log, self.node, self.name, self.facts, self.key = log, node, name, facts, key
-
-    def __repr__(self) -> str:
-        return f"_SavedHolder({tuple(self.tensor.shape)}, version {self.version})"
-
-    def __del__(self) -> None:  # autograd dropped it: backward freed it, or the graph died
-        if not _exiting:
-            self.log.emit_freed(self.node, self.name, self.facts, self.key)
 
 
 def _is_parameter(t: torch.Tensor | None) -> bool:
     kind = type(t)  # isinstance asks nn.Parameter's metaclass (slow); plain tensors are common
     parameter = torch.nn.Parameter
     return kind is parameter or (kind is not torch.Tensor and isinstance(t, parameter))
-
-
-def _unpack(holder: _SavedHolder) -> torch.Tensor:
-    t = holder.tensor
-    if t._version != holder.version:
-        dims = ", ".join(map(str, t.shape))
-        raise RuntimeError(
-            "one of the variables needed for gradient computation has been modified by an "
-            f"inplace operation: [{t.type()} [{dims}]], saved by {holder.name} as "
-            f"{holder.facts['slot']!r}, is at version {t._version}; expected version "
-            f"{holder.version} instead. (Checked by gradgraph: PyTorch skips this check for "
-            "saved tensors with hooks.)"
-        )
-    return t
 
 
 def _norm(t: torch.Tensor | None) -> torch.Tensor | None:
@@ -343,31 +297,9 @@ class GraphWatcher:
                 return  # already freed or modified in place: PyTorch will raise its own error
             for slot, saved in slots:
                 try:
-                    saved.register_hooks(self._packer(nid, name, slot), _unpack)
+                    saved.register_hooks(packer(self._log, nid, name, slot), unpack)
                 except RuntimeError:  # hooks the user set already
                     continue
-
-    def _packer(self, nid: int, name: str, slot: str) -> Callable[[torch.Tensor], _SavedHolder]:
-        log = self._log
-
-        def pack(t: torch.Tensor) -> _SavedHolder:
-            key, nbytes = storage_facts(t)
-            numel = t.numel()
-            facts = {
-                "slot": slot,
-                "shape": t.shape,
-                "dtype": t.dtype,
-                "device": t.device,
-                "numel": numel,
-                "bytes": numel * t.element_size(),
-            }
-            log.emit_saved(nid, name, facts.copy(), key, nbytes)
-            # PyTorch hands pack a tensor without history (an alias sharing the version
-            # counter); one that had history would make a reference cycle through the graph
-            kept = t.detach() if t.requires_grad else t
-            return _SavedHolder(kept, log, nid, name, facts, key)
-
-        return pack
 
     def _on_backward(self, nid: int, name: str, cls: str) -> Callable:
         log = self._log

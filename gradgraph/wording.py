@@ -224,3 +224,5 @@ CONTROL_RESET = "reset"
 CONTROL_SPEED = "speed"
 CONTROL_EVENT = "event"
 FRAME_ALT = "step {step}"
+
+__all__ = sorted([name for name in dir() if name.isupper()] + ["shape_text"])
