@@ -11,8 +11,9 @@ What is observed, and how:
   checked it. A node whose saved tensors were already modified or freed when first seen
   is not hooked, and PyTorch raises its own error;
 - backward order through node pre-hooks, gradients through ``AccumulateGrad`` post-hooks
-  (and a tensor hook after ``retain_grad()``); in a ``create_graph`` backward, the nodes
-  it makes through post-hooks that a node's pre-hook adds when grad mode is on;
+  (and, after ``retain_grad()``, through the pre-hook of the tensor's node); in a
+  ``create_graph`` backward, the nodes it makes through post-hooks that a node's pre-hook
+  adds when grad mode is on;
 - user hooks: tensor hooks and hooks on ``grad_fn`` nodes (``node.register_hook``,
   ``node.register_prehook``) registered inside the block, and hooks of the modules passed
   to ``record(*modules)``;
