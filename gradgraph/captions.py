@@ -1,4 +1,5 @@
-"""Explain one event in plain words.
+"""Explain one event in plain words: each caption is one whole-sentence template of
+``gradgraph.wording``, chosen by what happened and filled with the event's facts.
 
 >>> from gradgraph.events import Event, EventKind
 >>> facts = {"slot": "result", "numel": 3, "dtype": "torch.float32", "bytes": 12, "alias": False}
@@ -11,31 +12,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
+from . import wording as w
 from .events import Event, EventKind
 
-__all__ = ["caption", "format_bytes"]
-
-# Why a node keeps what it saves: the derivative it will compute needs it.
-_WHY_SAVED = {
-    "ExpBackward0": "the derivative of exp is exp",
-    "MulBackward0": "d(a*b)/da = b and d(a*b)/db = a, so each factor is kept for the other",
-    "DivBackward0": "d(a/b)/da = 1/b and d(a/b)/db = -a/b^2",
-    "TanhBackward0": "the derivative of tanh is 1 - tanh^2",
-    "SigmoidBackward0": "the derivative of sigmoid is s * (1 - s)",
-    "ReluBackward0": "relu lets the gradient through only where its output is positive",
-    "PowBackward0": "d(x^n)/dx = n * x^(n-1) needs x",
-    "LogBackward0": "the derivative of log x is 1/x",
-    "SinBackward0": "the derivative of sin is cos, which needs x",
-    "CosBackward0": "the derivative of cos is -sin, which needs x",
-    "SqrtBackward0": "the derivative of sqrt x is 1/(2 sqrt x)",
-    "AddmmBackward0": "the gradient of a matrix product needs the other factor",
-    "MmBackward0": "the gradient of a matrix product needs the other factor",
-    "BmmBackward0": "the gradient of a matrix product needs the other factor",
-    "SoftmaxBackward0": "the derivative of softmax is written with its output",
-    "LogSoftmaxBackward0": "the derivative of log-softmax is written with its output",
-}
+__all__ = ["caption", "first_sentence", "format_bytes", "hook_kind"]
 
 
 def format_bytes(n: int) -> str:
@@ -45,10 +28,15 @@ def format_bytes(n: int) -> str:
     ('12 B', '3.0 KiB', '5.0 MiB')
     """
     if n < 1024:
-        return f"{n} B"
+        return w.SIZE_BYTES.format(n=n)
     if n < 2**20:
-        return f"{n / 1024:.1f} KiB"
-    return f"{n / 2**20:.1f} MiB"
+        return w.SIZE_KIB.format(n=n / 1024)
+    return w.SIZE_MIB.format(n=n / 2**20)
+
+
+def hook_kind(kind: str) -> str:
+    """What the film calls a hook of the recording's ``kind`` ("tensor hook", ...)."""
+    return w.HOOK_KINDS.get(kind, kind)
 
 
 def caption(event: Event) -> str:
@@ -56,66 +44,96 @@ def caption(event: Event) -> str:
     return _WRITERS[event.kind](event)
 
 
-def _what(details: dict) -> str:
-    slot = details["slot"]
-    unit = "floats" if "float" in details["dtype"] else "values"
-    thing = "its result" if slot == "result" else f"its input {slot!r}"
-    return f"{thing} ({details['numel']} {unit}, {format_bytes(details['bytes'])})"
+def _tensor_facts(e: Event) -> dict[str, Any]:
+    """The fields of a saved or freed tensor's sentence."""
+    d = e.details
+    count = w.FLOAT_COUNT if "float" in d["dtype"] else w.VALUE_COUNT
+    return {
+        "node": e.name,
+        "slot": d["slot"],
+        "values": count.format(count=d["numel"]),
+        "size": format_bytes(d["bytes"]),
+    }
 
 
 def _node(e: Event) -> str:
     d = e.details
-    shape = "x".join(map(str, d.get("shape") or ())) or "scalar"
+    shape = w.shape_text(d.get("shape"))
     if d.get("leaf"):
-        kind = "Parameter" if d.get("parameter") else "Leaf"
-        return f"{kind} {e.name!r} ({shape}) joins the graph: its gradients will add up in .grad."
+        joins = w.NODE_PARAMETER_JOINS if d.get("parameter") else w.NODE_LEAF_JOINS
+        return joins.format(name=e.name, shape=shape)
     if d.get("during_backward"):
-        return f"Backward built {e.name} (create_graph): a node of the second-order graph."
-    made_by = f"{d['op']}() made {e.name}" if d.get("op") else f"{e.name} was made"
-    where = f" at `{d['source'].split(': ', 1)[-1]}`" if d.get("source") else ""
-    return f"{made_by} (output {shape}){where}."
+        return w.NODE_BUILT_BY_BACKWARD.format(node=e.name)
+    source = d["source"].split(": ", 1)[-1] if d.get("source") else None
+    templates = {
+        (True, True): w.NODE_MADE_BY_OP_AT,
+        (True, False): w.NODE_MADE_BY_OP,
+        (False, True): w.NODE_MADE_AT,
+        (False, False): w.NODE_MADE,
+    }
+    template = templates[(bool(d.get("op")), source is not None)]
+    return template.format(op=d.get("op"), node=e.name, shape=shape, source=source)
 
 
 def _saved(e: Event) -> str:
-    why = _WHY_SAVED.get(e.name, "its backward formula needs it")
-    alias = (
-        " Same storage as a tensor already saved: no new memory." if e.details.get("alias") else ""
-    )
-    return f"{e.name} saved {_what(e.details)}: {why}.{alias}"
+    template = w.SAVED_RESULT if e.details["slot"] == "result" else w.SAVED_INPUT
+    why = w.WHY_SAVED.get(e.name, w.WHY_SAVED_DEFAULT)
+    sentence = template.format(why=why, **_tensor_facts(e))
+    if e.details.get("alias"):
+        return w.SENTENCES.format(first=sentence, second=w.SAVED_ALIAS)
+    return sentence
 
 
 def _freed(e: Event) -> str:
-    still = "" if e.details.get("released") else " (its storage is still saved by another node)"
-    return f"{e.name} freed {_what(e.details)}: backward no longer needs it{still}."
+    result, released = e.details["slot"] == "result", bool(e.details.get("released"))
+    templates = {
+        (True, True): w.FREED_RESULT,
+        (False, True): w.FREED_INPUT,
+        (True, False): w.FREED_RESULT_SHARED,
+        (False, False): w.FREED_INPUT_SHARED,
+    }
+    return templates[(result, released)].format(**_tensor_facts(e))
 
 
 def _backward(e: Event) -> str:
     if e.details.get("grad_fn") == "AccumulateGrad":
-        return f"Backward reaches leaf {e.name!r}: its gradient is about to be added into .grad."
-    turns = "it turns the gradient of its output into the gradients of its inputs"
-    return f"Backward runs {e.name}: {turns}."
+        return w.BACKWARD_REACHES_LEAF.format(name=e.name)
+    return w.BACKWARD_RUNS.format(node=e.name)
 
 
 def _grad(e: Event) -> str:
-    d = e.details
-    norm = f" of norm {d['norm']:.4g}" if d.get("norm") is not None else ""
+    d: Mapping[str, Any] = e.details
+    norm, held = d.get("norm"), d.get("accumulated_norm")
     if d.get("target") == "retained":
-        return f"retain_grad: the output of {e.name} keeps its gradient{norm}."
-    total = d.get("accumulated_norm")
-    now = f"; .grad norm is now {total:.4g}" if total is not None else ""
-    return f"A gradient{norm} arrived at {e.name!r}{now}."
+        template = w.GRAD_RETAINED if norm is None else w.GRAD_RETAINED_NORM
+        return template.format(node=e.name, norm=norm)
+    templates = {
+        (False, False): w.GRAD_ARRIVED,
+        (True, False): w.GRAD_ARRIVED_NORM,
+        (False, True): w.GRAD_ARRIVED_HELD,
+        (True, True): w.GRAD_ARRIVED_NORM_HELD,
+    }
+    return templates[(norm is not None, held is not None)].format(name=e.name, norm=norm, held=held)
 
 
 def _hook(e: Event) -> str:
     d = e.details
+    fields = {"kind": hook_kind(d["kind"]), "hook": d["hook"], "node": e.name}
     if d.get("target") == "module":
-        return f"Module {d['module']!r}: your {d['kind']} ({d['hook']}) fired."
-    return f"Your {d['kind']} ({d['hook']}) fired on the gradient flowing into {e.name}."
+        return w.HOOK_ON_MODULE.format(module=d["module"], **fields)
+    if d.get("target") == "node":
+        before = d["kind"] == "node pre-hook"
+        return (w.HOOK_ON_NODE_BEFORE if before else w.HOOK_ON_NODE_AFTER).format(**fields)
+    return w.HOOK_ON_TENSOR.format(**fields)
 
 
 def _error(e: Event) -> str:
-    first = e.details["message"].split(". ")[0].strip()
-    return f"Error in {e.details['op']}: {first}."
+    return w.ERROR_IN.format(op=e.details["op"], message=first_sentence(e.details["message"]))
+
+
+def first_sentence(message: str) -> str:
+    """The first sentence of PyTorch's error text (what fits a caption or the header)."""
+    return message.split(". ")[0].strip()
 
 
 _WRITERS: dict[EventKind, Callable[[Event], str]] = {

@@ -4,31 +4,45 @@ Hooks may fire on autograd's worker thread (CUDA backward): they only append her
 under a lock, and never draw. Each event is stamped with the backward call it happened
 in (autograd's graph task: one per ``backward()`` or ``autograd.grad()`` call).
 
+Recording must cost little, so an entry is stored as it comes: the facts as the hook
+found them (a ``torch.Size``, a ``dtype``, a 0-dim tensor holding a norm, a
+:class:`~gradgraph.source.SourceLine`). It becomes an :class:`~gradgraph.events.Event`
+of plain values (tuples, strings, floats) the first time the events are looked at; each
+entry is converted once, and what it says was fixed when it was logged.
+
 >>> import torch
 >>> from gradgraph.eventlog import EventLog
 >>> from gradgraph.events import EventKind
 >>> log = EventLog(torch.device("cpu"))
->>> log.emit(EventKind.NODE, 0, "x", {"grad_fn": "AccumulateGrad"})
+>>> log.emit(EventKind.NODE, 0, "x", {"grad_fn": "AccumulateGrad", "dtype": torch.float32})
 >>> log.snapshot()
 (Event(0, node, 'x'),)
+>>> log.snapshot()[0].details["dtype"]
+'torch.float32'
 >>> log.close(); log.emit(EventKind.NODE, 1, "y", {})
->>> len(log.snapshot())
+>>> len(log)
 1
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping
+from types import MappingProxyType
 from typing import Any
 
 import torch
 
-from .events import BackwardCall, Event, EventKind
+from .events import BackwardCall, Event, EventKind, MemorySample
 from .memory import SavedMemory
-from .source import backward_target, user_source_line
+from .source import SourceLine, backward_target, user_source_line
 
 __all__ = ["EventLog"]
+
+# One logged entry: kind, node, name, details, saved bytes, allocator bytes, thread, call number.
+_Entry = tuple[Any, ...]
+_graph_task_id = torch._C._current_graph_task_id  # < 0 outside backward
+_current_thread = threading.current_thread
 
 
 class EventLog:
@@ -36,14 +50,20 @@ class EventLog:
 
     def __init__(self, device: torch.device) -> None:
         self._lock = threading.RLock()
-        self._events: list[Event] = []
+        self._entries: list[_Entry] = []
+        self._events: list[Event] = []  # the entries converted so far, in order
         self._memory = SavedMemory(device)
         self._closed = False
-        self._calls: dict[int, BackwardCall] = {}  # autograd graph task id -> call
-        self._last_call: BackwardCall | None = None
+        self._calls: dict[int, int] = {}  # autograd graph task id -> call number
+        self._call_origins: list[tuple[SourceLine | None, str]] = []  # by call number - 1
+        self._backward_calls: dict[int, BackwardCall] = {}
+        self._last_call: int | None = None
 
     def __repr__(self) -> str:
-        return f"EventLog({len(self._events)} events{', closed' if self._closed else ''})"
+        return f"EventLog({len(self._entries)} events{', closed' if self._closed else ''})"
+
+    def __len__(self) -> int:
+        return len(self._entries)
 
     @property
     def lock(self) -> threading.RLock:
@@ -53,10 +73,19 @@ class EventLog:
     def emit(
         self, kind: EventKind, node: int | None, name: str, details: Mapping[str, Any]
     ) -> None:
-        """Append one event, stamped with its index, memory sample and thread name."""
+        """Append one event, stamped with its memory sample, thread and backward call.
+
+        ``details`` is kept as given (not copied): do not change it afterwards.
+        """
         with self._lock:
-            if not self._closed:
-                self._append(kind, node, name, details)
+            if self._closed:
+                return
+            task = _graph_task_id()
+            call = None if task < 0 else self._call(task, name)
+            memory = self._memory
+            allocated = memory.allocated() if memory.allocated is not None else None
+            thread = _current_thread()  # its name is read with the event
+            self._entries.append((kind, node, name, details, memory.total, allocated, thread, call))
 
     def emit_saved(
         self, node: int, name: str, details: dict[str, Any], key: Hashable, nbytes: int
@@ -84,25 +113,15 @@ class EventLog:
     def snapshot(self) -> tuple[Event, ...]:
         """The events so far."""
         with self._lock:
-            return tuple(self._events)
+            events = self._events
+            for entry in self._entries[len(events) :]:
+                events.append(self._event(len(events), entry))
+            return tuple(events)
 
     def close(self) -> None:
         """Stop accepting events."""
         with self._lock:
             self._closed = True
-
-    def _call(self, name: str) -> BackwardCall | None:
-        """The backward call running now (None outside backward); a new one is numbered and
-        named on its first event (from the user's source line, else the event's node)."""
-        task = torch._C._current_graph_task_id()
-        if task < 0:
-            return None
-        call = self._calls.get(task)
-        if call is None:
-            loss = backward_target(user_source_line()) or name
-            call = self._calls[task] = BackwardCall(len(self._calls) + 1, loss)
-        self._last_call = call
-        return call
 
     def _append(
         self,
@@ -110,17 +129,74 @@ class EventLog:
         node: int | None,
         name: str,
         details: Mapping[str, Any],
-        call: BackwardCall | None = None,
+        call: int | None = -1,
     ) -> None:
-        self._events.append(
-            Event(
-                index=len(self._events),
-                kind=kind,
-                node=node,
-                name=name,
-                details=details,
-                memory=self._memory.sample(),
-                thread=threading.current_thread().name,
-                call=call if kind is EventKind.ERROR else self._call(name),
-            )
-        )
+        """Log one entry; ``call``: its backward call's number, -1 for the one running now."""
+        if call == -1:
+            task = _graph_task_id()
+            call = None if task < 0 else self._call(task, name)
+        memory = self._memory
+        allocated = memory.allocated() if memory.allocated is not None else None
+        thread = _current_thread()  # its name is read with the event
+        self._entries.append((kind, node, name, details, memory.total, allocated, thread, call))
+
+    def _call(self, task: int, name: str) -> int:
+        """The number of the backward call of autograd's graph task ``task``; a new call
+        notes where it was made, to be named after what it differentiates."""
+        call = self._calls.get(task)
+        if call is None:
+            call = self._calls[task] = len(self._calls) + 1
+            self._call_origins.append((user_source_line(), name))
+        self._last_call = call
+        return call
+
+    def _event(self, index: int, entry: _Entry) -> Event:
+        kind, node, name, details, saved, allocated, thread, call = entry
+        previous = self._events[-1].memory if self._events else None
+        if previous is not None and (previous.saved_bytes, previous.allocator_bytes) == (
+            saved,
+            allocated,
+        ):
+            memory = previous  # one sample for every event that left memory as it was
+        else:
+            memory = MemorySample(saved, allocated)
+        plain = MappingProxyType({key: _plain(value) for key, value in details.items()})
+        call = self._backward_call(call)
+        return Event(index, kind, node, name, plain, memory, thread.name, call)
+
+    def _backward_call(self, number: int | None) -> BackwardCall | None:
+        if number is None:
+            return None
+        call = self._backward_calls.get(number)
+        if call is None:
+            where, name = self._call_origins[number - 1]
+            loss = backward_target(str(where) if where is not None else None) or name
+            call = self._backward_calls[number] = BackwardCall(number, loss)
+        return call
+
+
+def _tensor_value(t: torch.Tensor) -> float | None:
+    """A 0-dim tensor (a norm) as a float; None where it cannot be read (the meta device)."""
+    try:
+        return float(t)
+    except (RuntimeError, NotImplementedError, TypeError, ValueError):
+        return None
+
+
+_PLAIN: dict[type, Callable[[Any], Any]] = {
+    torch.Size: tuple,
+    torch.dtype: str,
+    torch.device: str,
+    SourceLine: str,
+}
+
+
+def _plain(value: Any) -> Any:
+    """A detail as a plain value: tuples for shapes, strings for dtypes, devices and source
+    lines, floats for norms."""
+    convert = _PLAIN.get(type(value))
+    if convert is not None:
+        return convert(value)
+    if isinstance(value, torch.Tensor):
+        return _tensor_value(value)
+    return value

@@ -33,7 +33,7 @@ class EventKind(StrEnum):
     - ``BACKWARD``: a node started to run during backward (real engine order).
     - ``GRAD``: a gradient arrived at a leaf (or at a tensor that called ``retain_grad()``).
     - ``FREED``: autograd released a saved tensor (observed when the packed holder died).
-    - ``HOOK``: a hook the user registered fired (tensor or module hook).
+    - ``HOOK``: a hook the user registered fired (on a tensor, a ``grad_fn`` node or a module).
     - ``ERROR``: a PyTorch call inside the recording raised a ``RuntimeError``.
     """
 
@@ -90,7 +90,8 @@ class Event:
     call: BackwardCall | None = None
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "details", MappingProxyType(dict(self.details)))
+        if type(self.details) is not MappingProxyType:  # the log hands over a fresh proxy
+            object.__setattr__(self, "details", MappingProxyType(dict(self.details)))
 
     def __repr__(self) -> str:
         return f"Event({self.index}, {self.kind.value}, {self.name!r})"

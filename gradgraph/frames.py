@@ -22,8 +22,10 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 
 from .events import Event
+from .film import Film
+from .inspector import facts_timeline
 from .layout import GraphLayout
-from .picture import Film, Picture
+from .picture import Picture
 from .raster import to_png
 from .scene import Scene
 from .svg import to_svg
@@ -57,6 +59,7 @@ class FrameStore:
         self._file_film: Film | None = None
         self._svgs: dict[int, str] = {}
         self._pngs: dict[int, bytes] = {}
+        self._facts: dict[int, list[tuple[int, str]]] = {}
 
     def __repr__(self) -> str:
         return f"FrameStore({len(self.events)} events, {len(self._svgs)} cached)"
@@ -78,6 +81,14 @@ class FrameStore:
     def picture(self, step: int) -> Picture:
         """The shapes and texts of ``step`` (what the picture checks inspect)."""
         return self.film.picture(step)
+
+    def facts(self, g: int) -> list[tuple[int, str]]:
+        """What the inspector says about displayed node ``g``: ``(step, facts)`` at each step
+        where it changes (see :func:`gradgraph.inspector.facts_timeline`; cached)."""
+        timeline = self._facts.get(g)
+        if timeline is None:
+            timeline = self._facts[g] = facts_timeline(self.film, g)
+        return timeline
 
     def svg(self, step: int) -> str:
         """SVG of ``step``, for the player and the HTML page (drawn once, then cached)."""

@@ -1,9 +1,12 @@
-"""What the player's node inspector says about one node at one step: what it is, the
-source line that made it, what it saved (shapes, dtypes, bytes, device; held or freed
-by then), and where its gradient goes next.
+"""What the node inspector says about one node at one step: what it is, the source line
+that made it, what it saved (shapes, dtypes, bytes, device; held or freed by then), what
+its ``.grad`` holds, and where its gradient goes next.
+
+The facts of a node change only at the events about it, so :func:`facts_timeline` lists
+them once per change; the player's inspect menu and the HTML page's both read it.
 
 >>> import torch, gradgraph
->>> from gradgraph.picture import Film
+>>> from gradgraph.film import Film
 >>> x = torch.ones(3, requires_grad=True)
 >>> with gradgraph.record(names={"x": x}) as rec:
 ...     y = x.exp()
@@ -15,47 +18,90 @@ ExpBackward0 (exp · 3 · torch.float32 on cpu)
 made by: y = x.exp()
 saved: 'result' 3 (torch.float32, 12 B, cpu), freed
 its gradient goes next to: x
+>>> [step for step, _ in facts_timeline(film, exp)]  # made, saved, freed
+[1, 2, 6]
 """
 
 from __future__ import annotations
 
+from . import wording as w
 from .captions import format_bytes
-from .events import EventKind
-from .picture import Film
+from .events import Event, EventKind
+from .film import Film
 
-__all__ = ["node_facts"]
+__all__ = ["facts_at", "facts_timeline", "node_facts"]
 
 
 def node_facts(film: Film, g: int, step: int) -> str:
-    """Plain-text facts about displayed node ``g`` after event ``step`` (one per line)."""
+    """Plain-text facts about displayed node ``g`` after event ``step`` (one per line);
+    "not made yet at this step" before the node exists."""
+    facts = facts_at(facts_timeline(film, g), step)
+    return w.INSPECT_NOT_MADE if facts is None else facts
+
+
+def facts_at(timeline: list[tuple[int, str]], step: int) -> str | None:
+    """The facts a node's ``timeline`` gives at ``step`` (None: not made yet)."""
+    facts = None
+    for since, text in timeline:
+        if since > step:
+            break
+        facts = text
+    return facts
+
+
+def facts_timeline(film: Film, g: int) -> list[tuple[int, str]]:
+    """``(step, facts)`` at each step where what the inspector says about ``g`` changes,
+    from the step that made it on."""
     graph = film.graph
     first = graph.nodes[g].details
-    shape = "x".join(map(str, first.get("shape") or ())) or "scalar"
-    what = f"{first.get('op') or first.get('grad_fn')} · {shape} · {first.get('dtype')}"
-    lines = [f"{graph.labels[g]} ({what} on {first.get('device')})"]
+    head = [
+        w.INSPECT_WHAT.format(
+            name=graph.labels[g],
+            what=first.get("op") or first.get("grad_fn"),
+            shape=w.shape_text(first.get("shape")),
+            dtype=first.get("dtype"),
+            device=first.get("device"),
+        )
+    ]
     if first.get("source"):
-        lines.append(f"made by: {first['source'].split(': ', 1)[-1]}")
-    held: dict[tuple[int | None, str], str] = {}
-    for e in film.events[: step + 1]:
+        head.append(w.INSPECT_MADE_BY.format(source=first["source"].split(": ", 1)[-1]))
+    targets = [graph.labels[a] for a, b in graph.edges if b == g]
+    if targets:
+        tail = w.INSPECT_GOES_TO.format(targets=w.INSPECT_TARGET_SEPARATOR.join(targets))
+    else:
+        tail = w.INSPECT_STOPS
+    held: dict[tuple[int | None, str], Event] = {}
+    freed: set[tuple[int | None, str]] = set()
+    timeline: list[tuple[int, str]] = []
+    for e in film.events:
         if e.node is None or graph.group_of.get(e.node) != g:
             continue
-        d = e.details
         if e.kind is EventKind.SAVED:
-            held[(e.node, d["slot"])] = (
-                f"{d['slot']!r} {'x'.join(map(str, d['shape'])) or 'scalar'} "
-                f"({d['dtype']}, {format_bytes(d['bytes'])}, {d['device']})"
-            )
-        elif e.kind is EventKind.FREED and (e.node, d["slot"]) in held:
-            held[(e.node, d["slot"])] += ", freed"
-    if held:
-        lines.append("saved: " + "; ".join(held.values()))
-    scene = film.scenes[step]
-    if g in scene.grads:
-        lines.append(f".grad norm now: {scene.grads[g]:.4g}")
-    targets = [graph.labels[a] for a, b in graph.edges if b == g]
-    lines.append(
-        "its gradient goes next to: " + ", ".join(targets)
-        if targets
-        else "its gradient stops here (a leaf: it lands in .grad)"
+            held[(e.node, e.details["slot"])] = e
+            freed.discard((e.node, e.details["slot"]))
+        elif e.kind is EventKind.FREED and (e.node, e.details["slot"]) in held:
+            freed.add((e.node, e.details["slot"]))
+        lines = list(head)
+        if held:
+            tensors = [_saved_tensor(saved, key in freed) for key, saved in held.items()]
+            lines.append(w.INSPECT_SAVED.format(tensors=w.INSPECT_SEPARATOR.join(tensors)))
+        grads = film.scenes[e.index].grads
+        if g in grads:
+            lines.append(w.INSPECT_GRAD.format(norm=grads[g]))
+        lines.append(tail)
+        facts = "\n".join(lines)
+        if not timeline or timeline[-1][1] != facts:
+            timeline.append((e.index, facts))
+    return timeline
+
+
+def _saved_tensor(e: Event, freed: bool) -> str:
+    d = e.details
+    template = w.INSPECT_FREED_TENSOR if freed else w.INSPECT_SAVED_TENSOR
+    return template.format(
+        slot=d["slot"],
+        shape=w.shape_text(d["shape"]),
+        dtype=d["dtype"],
+        size=format_bytes(d["bytes"]),
+        device=d["device"],
     )
-    return "\n".join(lines)

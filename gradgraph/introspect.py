@@ -1,7 +1,7 @@
 """Read facts off autograd nodes: their class name, output metadata, saved-tensor slots.
 
 >>> import torch
->>> from gradgraph.introspect import node_class, saved_intact, saved_slots
+>>> from gradgraph.introspect import node_class, saved_slots
 >>> x = torch.ones(3, requires_grad=True)
 >>> y = (x * x).exp()
 >>> node_class(y.grad_fn), [name for name, _ in saved_slots(y.grad_fn)]
@@ -9,24 +9,22 @@
 >>> sorted(name for name, _ in saved_slots(y.grad_fn.next_functions[0][0]))
 ['other', 'self']
 >>> exp_node = y.grad_fn
->>> saved_intact(exp_node)
-True
 >>> _ = y.add_(1)  # exp saved its result, which is now modified
->>> saved_intact(exp_node)
-False
+>>> saved_slots(exp_node) is None
+True
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import torch
 
-__all__ = ["node_class", "output_meta", "saved_hooks_active", "saved_intact", "saved_slots"]
+__all__ = ["node_class", "output_meta", "saved_hooks_active", "saved_slots"]
 
 _SAVED_PREFIX = "_raw_saved_"
-_slot_names: dict[type, tuple[str, ...]] = {}
+_top_saved_hooks = getattr(torch._C._autograd, "_top_saved_tensors_default_hooks", None)
+_slot_names: dict[type, tuple[tuple[str, str, str], ...]] = {}
 
 
 def node_class(node: Any) -> str:
@@ -34,20 +32,14 @@ def node_class(node: Any) -> str:
     return type(node).__name__
 
 
-def output_meta(node: Any) -> dict[str, Any]:
-    """Shape, dtype and device of what the node's forward produced (its leaf, for a leaf)."""
-    variable = getattr(node, "variable", None)
-    if isinstance(variable, torch.Tensor):
-        return {
-            "shape": tuple(variable.shape),
-            "dtype": str(variable.dtype),
-            "device": str(variable.device),
-        }
+def output_meta(node: Any) -> tuple[Any, Any, Any]:
+    """Shape, dtype and device of what an operation's node produced (its first output), as
+    torch has them (``torch.Size``, ``torch.dtype``, ``torch.device``), or Nones."""
     metas = node._input_metadata
     if not metas:
-        return {"shape": None, "dtype": None, "device": None}
+        return None, None, None
     first = metas[0]
-    return {"shape": tuple(first.shape), "dtype": str(first.dtype), "device": str(first.device)}
+    return first.shape, first.dtype, first.device
 
 
 def saved_hooks_active() -> bool:
@@ -57,47 +49,44 @@ def saved_hooks_active() -> bool:
     the user's unpack (a checkpoint would recompute), so the recorder leaves them alone.
     PyTorch has no public query for this; the private one is looked up defensively.
     """
-    top = getattr(torch._C._autograd, "_top_saved_tensors_default_hooks", None)
-    return top is not None and top(False) is not None
+    return _top_saved_hooks is not None and _top_saved_hooks(False) is not None
 
 
-def saved_intact(node: Any) -> bool:
-    """Whether PyTorch can still unpack all the node's saved tensors (not freed, not
-    modified in place since saving): reading them runs PyTorch's own checks."""
-    try:
-        if hasattr(node, "_raw_saved_tensors"):  # a custom autograd.Function
-            node.saved_tensors  # noqa: B018 - the read is the check
-        else:
-            for attr in _slot_attrs(node):
-                getattr(node, "_saved_" + attr[len(_SAVED_PREFIX) :])
-    except RuntimeError:
-        return False
-    return True
-
-
-def _slot_attrs(node: Any) -> tuple[str, ...]:
+def _slot_attrs(node: Any) -> tuple[tuple[str, str, str], ...]:
+    """``(slot, "_saved_" + slot, "_raw_saved_" + slot)`` for each slot of the node's class."""
     names = _slot_names.get(type(node))
     if names is None:
-        names = tuple(a for a in dir(node) if a.startswith(_SAVED_PREFIX))
-        _slot_names[type(node)] = names
+        slots = [a[len(_SAVED_PREFIX) :] for a in dir(node) if a.startswith(_SAVED_PREFIX)]
+        names = _slot_names[type(node)] = tuple(
+            (slot, "_saved_" + slot, _SAVED_PREFIX + slot) for slot in slots
+        )
     return names
 
 
-def saved_slots(node: Any) -> Iterator[tuple[str, Any]]:
-    """Yield ``(slot name, SavedTensor)`` for each tensor slot a node saved for backward.
-
-    Slots whose value is None are included; registering hooks on them raises, which
-    the recorder treats as "nothing saved there".
+def saved_slots(node: Any) -> list[tuple[str, Any]] | None:
+    """``(slot name, SavedTensor)`` of each tensor the node saved for backward (slots that
+    hold None are left out), or None where PyTorch could no longer unpack one of them
+    (freed by an earlier backward, or modified in place since saving): reading them runs
+    PyTorch's own checks.
     """
-    for attr in _slot_attrs(node):
-        try:
-            value = getattr(node, attr)
-        except RuntimeError:  # already freed by an earlier backward
-            continue
-        slot = attr[len(_SAVED_PREFIX) :]
-        if isinstance(value, (list, tuple)):
-            for i, item in enumerate(value):
-                if isinstance(item, torch._C._autograd.SavedTensor):
-                    yield f"{slot}[{i}]", item
-        elif isinstance(value, torch._C._autograd.SavedTensor):
-            yield slot, value
+    slots: list[tuple[str, Any]] = []
+    try:
+        if hasattr(node, "_raw_saved_tensors"):  # a custom autograd.Function
+            values = [("tensors", node.saved_tensors, node._raw_saved_tensors)]
+        else:
+            values = [
+                (slot, getattr(node, saved), getattr(node, raw))
+                for slot, saved, raw in _slot_attrs(node)
+            ]
+    except RuntimeError:
+        return None
+    for slot, value, raw in values:
+        if isinstance(raw, (list, tuple)):
+            slots += [
+                (f"{slot}[{i}]", item)
+                for i, (item, saved) in enumerate(zip(raw, value, strict=False))
+                if saved is not None and isinstance(item, torch._C._autograd.SavedTensor)
+            ]
+        elif value is not None and isinstance(raw, torch._C._autograd.SavedTensor):
+            slots.append((slot, raw))
+    return slots

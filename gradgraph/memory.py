@@ -3,16 +3,19 @@
 A storage saved by several nodes (``x * x`` saves ``x`` twice) is counted once.
 
 >>> import torch
->>> from gradgraph.memory import SavedMemory, storage_key
+>>> from gradgraph.memory import SavedMemory, storage_facts
 >>> mem = SavedMemory(torch.device("cpu"))
 >>> x = torch.zeros(3)
->>> mem.add(storage_key(x), 12), mem.add(storage_key(x), 12)
+>>> key, nbytes = storage_facts(x)
+>>> storage_facts(x[1:]) == (key, 12)  # a view: the same storage, all of it
+True
+>>> mem.add(key, nbytes), mem.add(key, nbytes)
 (True, False)
->>> mem.sample()
-MemorySample(saved_bytes=12, allocator_bytes=None)
->>> mem.remove(storage_key(x)), mem.remove(storage_key(x))
+>>> mem.total, mem.allocated is None  # the CPU has no allocator figure
+(12, True)
+>>> mem.remove(key), mem.remove(key)
 (False, True)
->>> mem.sample().saved_bytes
+>>> mem.total
 0
 """
 
@@ -22,25 +25,17 @@ from collections.abc import Callable, Hashable
 
 import torch
 
-from .events import MemorySample
-
-__all__ = ["SavedMemory", "storage_key", "storage_nbytes"]
+__all__ = ["SavedMemory", "storage_facts"]
 
 
-def storage_key(t: torch.Tensor) -> Hashable:
-    """Identify the storage behind ``t`` (views and aliases share one key)."""
+def storage_facts(t: torch.Tensor) -> tuple[Hashable, int]:
+    """What identifies the storage behind ``t`` (views and aliases share it) and its size in
+    bytes (the whole base, for a view)."""
     try:
-        return (t.device.type, t.device.index, t.untyped_storage().data_ptr())
+        storage = t.untyped_storage()
+        return (storage.device, storage.data_ptr()), storage.nbytes()
     except (RuntimeError, NotImplementedError):  # sparse and other storage-less layouts
-        return ("tensor", id(t))
-
-
-def storage_nbytes(t: torch.Tensor) -> int:
-    """Bytes of the storage behind ``t`` (the whole base, for a view)."""
-    try:
-        return t.untyped_storage().nbytes()
-    except (RuntimeError, NotImplementedError):
-        return t.numel() * t.element_size()
+        return ("tensor", id(t)), t.numel() * t.element_size()
 
 
 def _allocator_reader(device: torch.device) -> Callable[[], int] | None:
@@ -52,7 +47,8 @@ def _allocator_reader(device: torch.device) -> Callable[[], int] | None:
 
 
 class SavedMemory:
-    """Reference-counted set of live saved storages and their total size.
+    """Reference-counted set of live saved storages and their total size (``total``, in
+    bytes), and the device's allocator figure (``allocated``: None where it has none).
 
     Not thread-safe by itself: the recorder calls it under its lock.
     """
@@ -60,11 +56,11 @@ class SavedMemory:
     def __init__(self, device: torch.device) -> None:
         self._counts: dict[Hashable, int] = {}
         self._sizes: dict[Hashable, int] = {}
-        self._total = 0
-        self._allocator = _allocator_reader(device)
+        self.total = 0
+        self.allocated: Callable[[], int] | None = _allocator_reader(device)
 
     def __repr__(self) -> str:
-        return f"SavedMemory({len(self._counts)} storages, {self._total} B)"
+        return f"SavedMemory({len(self._counts)} storages, {self.total} B)"
 
     def add(self, key: Hashable, nbytes: int) -> bool:
         """Count one more saved reference to a storage; True if it was not held yet."""
@@ -72,7 +68,7 @@ class SavedMemory:
         self._counts[key] = count + 1
         if count == 0:
             self._sizes[key] = nbytes
-            self._total += nbytes
+            self.total += nbytes
         return count == 0
 
     def remove(self, key: Hashable) -> bool:
@@ -81,10 +77,5 @@ class SavedMemory:
         if count:
             self._counts[key] = count
             return False
-        self._total -= self._sizes.pop(key)
+        self.total -= self._sizes.pop(key)
         return True
-
-    def sample(self) -> MemorySample:
-        """The memory figures right now."""
-        allocated = self._allocator() if self._allocator is not None else None
-        return MemorySample(saved_bytes=self._total, allocator_bytes=allocated)

@@ -2,26 +2,28 @@
 being run, and the firing of hooks the user registered on a module.
 
 >>> import torch
->>> from torch.utils.weak import WeakIdKeyDictionary
 >>> from gradgraph.modules import ModuleTracker
->>> names = WeakIdKeyDictionary()
+>>> from gradgraph.names import LeafNames
+>>> names = LeafNames()
 >>> net = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.Tanh())
 >>> tracker = ModuleTracker(names)
 >>> with tracker.installed():
 ...     _ = net(torch.ones(1, 2))
->>> sorted(names.values())
-['0.bias', '0.weight']
+>>> names.get(net[0].weight), names.get(net[0].bias)
+('0.weight', '0.bias')
 """
 
 from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Callable, Iterator, MutableMapping
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import torch
 from torch.nn.modules.module import register_module_forward_hook, register_module_forward_pre_hook
+
+from .names import LeafNames
 
 __all__ = ["ModuleTracker", "observe_module_hooks"]
 
@@ -39,7 +41,7 @@ class ModuleTracker:
     Names already given (by the learner) are kept.
     """
 
-    def __init__(self, leaf_names: MutableMapping[torch.Tensor, str]) -> None:
+    def __init__(self, leaf_names: LeafNames) -> None:
         self._leaf_names = leaf_names
         self._paths: dict[int, str] = {}
         self._stack: list[str] = []
@@ -56,10 +58,12 @@ class ModuleTracker:
 
     def name_module(self, module: torch.nn.Module, prefix: str = "") -> None:
         """Name ``module``'s parameters by their qualified names, after ``prefix``."""
-        for qualname, param in module.named_parameters(prefix=prefix):
-            self._leaf_names.setdefault(param, qualname)
-        for qualname, sub in module.named_modules(prefix=prefix):
-            self._paths.setdefault(id(sub), qualname or type(sub).__name__)
+        names, paths = self._leaf_names, self._paths
+        for qualname, sub in module.named_modules(prefix=prefix):  # as named_parameters does
+            paths.setdefault(id(sub), qualname or type(sub).__name__)
+            for name, param in sub._parameters.items():
+                if param is not None:
+                    names.setdefault(param, f"{qualname}.{name}" if qualname else name)
 
     @contextlib.contextmanager
     def installed(self) -> Iterator[None]:

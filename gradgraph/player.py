@@ -28,8 +28,9 @@ from typing import Any
 
 import ipywidgets as widgets
 
+from . import wording as w
 from .frames import FrameStore
-from .inspector import node_facts
+from .inspector import facts_at
 
 __all__ = ["Player"]
 
@@ -46,9 +47,9 @@ class _Column:
         self.caption = widgets.HTML()
         nodes = frames.film.graph.labels
         self.inspect = widgets.Dropdown(
-            options=[("pick a node…", None)]
-            + [(f"{label} (#{g})", g) for g, label in nodes.items()],
-            description="inspect",
+            options=[(w.INSPECT_PICK, None)]
+            + [(w.INSPECT_OPTION.format(name=label, node=g), g) for g, label in nodes.items()],
+            description=w.INSPECT_LABEL,
             layout=widgets.Layout(width="320px"),
         )
         self.facts = widgets.HTML()
@@ -70,10 +71,11 @@ class _Column:
     def _show_facts(self) -> None:
         """The inspector's facts about the picked node at the current step."""
         g = self.inspect.value
-        if g is None or g not in self.frames.scene(self.step).present:
-            self.facts.value = "" if g is None else "<i>not made yet at this step</i>"
+        facts = None if g is None else facts_at(self.frames.facts(g), self.step)
+        if facts is None:
+            self.facts.value = "" if g is None else f"<i>{html.escape(w.INSPECT_NOT_MADE)}</i>"
             return
-        facts = html.escape(node_facts(self.frames.film, g, self.step))
+        facts = html.escape(facts)
         self.facts.value = f"<pre style='font-size:0.9em; white-space:pre-wrap'>{facts}</pre>"
 
 
@@ -99,19 +101,24 @@ class Player:
             value=0,
             min=0,
             max=last,
-            description="event",
+            description=w.CONTROL_EVENT,
             continuous_update=True,
             layout=widgets.Layout(width="95%"),
         )
-        self.play = widgets.Play(value=0, min=0, max=last, interval=700, description="play/pause")
+        self.play = widgets.Play(
+            value=0, min=0, max=last, interval=700, description=w.CONTROL_PLAY_PAUSE
+        )
         self.speed = widgets.Dropdown(
-            options=_SPEEDS, value=700, description="speed", layout=widgets.Layout(width="160px")
+            options=_SPEEDS,
+            value=700,
+            description=w.CONTROL_SPEED,
+            layout=widgets.Layout(width="160px"),
         )
         widgets.link((self.play, "value"), (self.slider, "value"))
         widgets.link((self.speed, "value"), (self.play, "interval"))
-        self.back = widgets.Button(description="◀ step back")
-        self.forward = widgets.Button(description="step ▶")
-        self.restart = widgets.Button(description="reset")
+        self.back = widgets.Button(description=w.CONTROL_BACK)
+        self.forward = widgets.Button(description=w.CONTROL_NEXT)
+        self.restart = widgets.Button(description=w.CONTROL_RESET)
         self.back.on_click(lambda _: self.step_back())
         self.forward.on_click(lambda _: self.step_forward())
         self.restart.on_click(lambda _: self.reset())
@@ -136,7 +143,7 @@ class Player:
 
     def to_html(self) -> str:
         """The same player as a self-contained HTML fragment (see ``gradgraph.export``)."""
-        from .export import to_html
+        from .page import to_html
 
         return to_html(*(column.frames for column in self.columns), titles=self.titles)
 

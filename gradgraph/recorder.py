@@ -11,9 +11,12 @@ What is observed, and how:
   checked it. A node whose saved tensors were already modified or freed when first seen
   is not hooked, and PyTorch raises its own error;
 - backward order through node pre-hooks, gradients through ``AccumulateGrad`` post-hooks
-  (and a tensor hook after ``retain_grad()``), second-order nodes through node post-hooks;
-- user hooks: tensor hooks registered inside the block, and hooks of the modules passed
-  to ``record(*modules)`` (hooks registered on ``grad_fn`` nodes are not observed);
+  (and, after ``retain_grad()``, through the pre-hook of the tensor's node); in a
+  ``create_graph`` backward, the nodes it makes through post-hooks that a node's pre-hook
+  adds when grad mode is on;
+- user hooks: tensor hooks and hooks on ``grad_fn`` nodes (``node.register_hook``,
+  ``node.register_prehook``) registered inside the block, and hooks of the modules passed
+  to ``record(*modules)``;
 - errors: a ``RuntimeError`` raised by a PyTorch call inside the block, or by
   :meth:`Recording.backward` after it.
 
@@ -49,12 +52,13 @@ from typing import Any
 
 import torch
 from torch.overrides import TorchFunctionMode
-from torch.utils.weak import WeakIdKeyDictionary
 
 from .device import pick_device
 from .eventlog import EventLog
 from .events import Event, EventKind
 from .modules import ModuleTracker, observe_module_hooks
+from .names import LeafNames
+from .nodehooks import observe_node_hooks
 from .watcher import GraphWatcher
 
 __all__ = ["Recording", "record", "side_by_side"]
@@ -78,7 +82,9 @@ class Recording:
     - ``backward``: ``grad_fn``; ``grad``: ``target`` (``"leaf"`` or ``"retained"``),
       ``norm`` (of the arriving gradient), ``accumulated_norm`` (of what ``.grad`` holds
       now); logged after ``.grad`` was set and before a post-accumulate-grad hook fires;
-    - ``hook``: ``target`` (``"tensor"`` or ``"module"``), ``kind``, ``hook``, ``module``;
+    - ``hook``: ``target`` (``"tensor"``, ``"node"`` or ``"module"``), ``kind``, ``hook``,
+      ``module``; a node's pre-hook fires after its ``backward`` event (the recorder's own
+      pre-hook comes first), its post-hook after it ran;
     - ``error``: ``op``, ``type``, ``message`` (PyTorch's own text), ``failed_node`` (the
       name of the node whose backward raised it, also the event's ``node``; else None).
 
@@ -88,7 +94,7 @@ class Recording:
     def __init__(self, device: torch.device | None = None) -> None:
         self.device = device if device is not None else pick_device()
         self._log = EventLog(self.device)
-        self._leaf_names: WeakIdKeyDictionary = WeakIdKeyDictionary()
+        self._leaf_names = LeafNames()
         self._modules = ModuleTracker(self._leaf_names)
         self._watcher = GraphWatcher(self._log, self._leaf_names, self._modules.current_path)
         self._closer = weakref.finalize(self, _close, self._watcher, self._log)
@@ -105,7 +111,7 @@ class Recording:
         return not self._closer.alive
 
     def __len__(self) -> int:
-        return len(self._log.snapshot())
+        return len(self._log)
 
     def __repr__(self) -> str:
         events = self.events
@@ -166,7 +172,7 @@ class Recording:
 
     def to_html(self, projector: bool = False, fold: Sequence[str] = ()) -> str:
         """A self-contained HTML player (frames as base64 SVGs, a little JS), no kernel needed."""
-        from .export import to_html
+        from .page import to_html
 
         return to_html(self._frame_store(projector, fold))
 
@@ -233,25 +239,30 @@ def _close(watcher: GraphWatcher, log: EventLog) -> None:
 
 @contextlib.contextmanager
 def _errors_logged(log: EventLog, watcher: GraphWatcher, op: str) -> Iterator[None]:
-    """Log a RuntimeError raised in the block (once, however many of these it crosses).
-
-    An error raised inside backward names the node that was running (the one that failed).
-    """
+    """Log a RuntimeError raised in the block (see :func:`_log_error`)."""
     try:
         yield
     except RuntimeError as err:
-        if not getattr(err, _LOGGED, False):
-            setattr(err, _LOGGED, True)
-            node = watcher.running if op == "backward" else None
-            details = {
-                "op": op,
-                "type": type(err).__name__,
-                "message": str(err),
-                "failed_node": watcher.name_of(node) if node is not None else None,
-            }
-            log.emit_error(node, type(err).__name__, details)
-        watcher.forget_running()
+        _log_error(log, watcher, op, err)
         raise
+
+
+def _log_error(log: EventLog, watcher: GraphWatcher, op: str, err: RuntimeError) -> None:
+    """Log ``err``, raised by ``op``, once however many recorded calls it crosses.
+
+    An error raised inside backward names the node that was running (the one that failed).
+    """
+    if not getattr(err, _LOGGED, False):
+        setattr(err, _LOGGED, True)
+        node = watcher.running if op == "backward" else None
+        details = {
+            "op": op,
+            "type": type(err).__name__,
+            "message": str(err),
+            "failed_node": watcher.name_of(node) if node is not None else None,
+        }
+        log.emit_error(node, type(err).__name__, details)
+    watcher.forget_running()
 
 
 class _ForwardMode(TorchFunctionMode):
@@ -275,16 +286,19 @@ class _ForwardMode(TorchFunctionMode):
         name = getattr(func, "__name__", "op")
         if name == "__get__":  # attribute reads (.grad_fn, .shape) make no nodes
             return func(*args, **kwargs)
-        op = name.strip("_")  # "__mul__" -> "mul"
         special = self._special.get(func)
-        with _errors_logged(self._log, self._watcher, op):
+        try:
             if special is not None:
                 return special(*args, **kwargs)
             result = func(*args, **kwargs)
+        except RuntimeError as err:
+            _log_error(self._log, self._watcher, name.strip("_"), err)
+            raise
         if isinstance(result, torch.Tensor):
-            self._watcher.watch((result,), op)
+            if result.grad_fn is not None:
+                self._watcher.watch_output(result, name.strip("_"))  # "__mul__" -> "mul"
         elif isinstance(result, (tuple, list)):
-            self._watcher.watch(result, op)
+            self._watcher.watch(result, name.strip("_"))
         return result
 
     def _register_hook(self, t: torch.Tensor, hook: Callable) -> Any:
@@ -330,6 +344,7 @@ def record(
         _exclusive(recording),
         recording._modules.installed(),
         observe_module_hooks(modules, recording._on_module_hook),
+        observe_node_hooks(recording._watcher.observed_node_hook),
         _ForwardMode(recording),
     ):
         yield recording

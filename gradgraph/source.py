@@ -1,11 +1,12 @@
 """Find the learner's source line that triggered an event (for labels only).
 
 This is the one place that reads the call stack: it walks outwards to the first frame
-that belongs neither to torch nor to gradgraph. The result is a label; no behaviour
-depends on it.
+that belongs neither to torch nor to gradgraph. Recording keeps only the file name and
+line number (cheap); the line's text is read when the event is first looked at. The
+result is a label; no behaviour depends on it.
 
 >>> from gradgraph.source import backward_target, user_source_line
->>> user_source_line().split(":")[0].endswith(("py", ">", "]"))
+>>> str(user_source_line()).split(":")[0].endswith(("py", ">", "]"))
 True
 >>> backward_target("cell.py:3: loss.backward(retain_graph=True)")
 'loss'
@@ -13,6 +14,10 @@ True
 'penalty'
 >>> backward_target("cell.py:5: recording.backward(losses[1])"), backward_target(None)
 ('losses[1]', None)
+>>> backward_target("cell.py:6: h.sum().backward()")
+'h.sum()'
+>>> backward_target("cell.py:7: (x * w).exp().sum().backward()") is None  # no name to give
+True
 """
 
 from __future__ import annotations
@@ -24,21 +29,42 @@ import sys
 
 import torch
 
-__all__ = ["backward_target", "user_source_line"]
+__all__ = ["SourceLine", "backward_target", "user_source_line"]
 
 _SKIPPED_DIRS = (
     os.path.dirname(torch.__file__) + os.sep,
     os.path.dirname(os.path.abspath(__file__)) + os.sep,
 )
+_skipped: dict[str, bool] = {}  # file name -> whether it is torch's or gradgraph's
 
 
 _NAME = r"([A-Za-z_][\w.]*(?:\[[^\]]*\])?)"
+# a name, then attributes, indexing and calls without nested brackets: h.sum(), model(x)[0]
+_CHAIN = r"(?<![\w.)\]])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*|\[[^\[\]]*\]|\([^()]*\))*)"
 # autograd.grad(loss, ...); rec.backward(loss), autograd.backward(loss); loss.backward()
 _TARGETS = (
     re.compile(rf"\bgrad\(\s*{_NAME}\s*[,)]"),
     re.compile(rf"\.backward\(\s*{_NAME}\s*[,)]"),
-    re.compile(rf"{_NAME}\.backward\("),
+    re.compile(rf"{_CHAIN}\.backward\("),
 )
+
+
+class SourceLine:
+    """A line of the learner's code; ``str()`` reads it: ``"file.py:12: y = x.exp()"``."""
+
+    __slots__ = ("filename", "lineno")
+
+    def __init__(self, filename: str, lineno: int) -> None:
+        self.filename = filename
+        self.lineno = lineno
+
+    def __repr__(self) -> str:
+        return f"SourceLine({os.path.basename(self.filename)}:{self.lineno})"
+
+    def __str__(self) -> str:
+        where = f"{os.path.basename(self.filename)}:{self.lineno}"
+        code = linecache.getline(self.filename, self.lineno).strip()
+        return f"{where}: {code}" if code else where
 
 
 def backward_target(line: str | None) -> str | None:
@@ -51,17 +77,15 @@ def backward_target(line: str | None) -> str | None:
     return None
 
 
-def user_source_line() -> str | None:
-    """``"file.py:12: y = x.exp()"`` for the innermost frame outside torch and gradgraph."""
+def user_source_line() -> SourceLine | None:
+    """The innermost frame outside torch and gradgraph, as a :class:`SourceLine`."""
     frame = sys._getframe(1)
-    while frame is not None and frame.f_code.co_filename.startswith(_SKIPPED_DIRS):
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        skipped = _skipped.get(filename)
+        if skipped is None:
+            skipped = _skipped[filename] = filename.startswith(_SKIPPED_DIRS)
+        if not skipped:
+            return SourceLine(filename, frame.f_lineno)
         frame = frame.f_back
-    if frame is None:
-        return None
-    filename, lineno = frame.f_code.co_filename, frame.f_lineno
-    code = linecache.getline(filename, lineno).strip()
-    return (
-        f"{os.path.basename(filename)}:{lineno}: {code}"
-        if code
-        else f"{os.path.basename(filename)}:{lineno}"
-    )
+    return None

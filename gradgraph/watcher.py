@@ -5,11 +5,16 @@ the node's id, so the watcher recognises nodes without keeping the graph alive. 
 and tensor hooks stay installed after the ``with`` block (a later backward is still
 recorded) until :meth:`GraphWatcher.close`.
 
+Hooks run inside the user's forward and backward, so they only note what they see
+(shapes, dtypes, the norm as a 0-dim tensor); the event log turns that into plain
+values when the events are first read.
+
 >>> import torch
 >>> from gradgraph.eventlog import EventLog
+>>> from gradgraph.names import LeafNames
 >>> from gradgraph.watcher import GraphWatcher
 >>> log = EventLog(torch.device("cpu"))
->>> watcher = GraphWatcher(log, leaf_names={}, module_path=lambda: None)
+>>> watcher = GraphWatcher(log, LeafNames(), module_path=lambda: None)
 >>> x = torch.ones(3, requires_grad=True)
 >>> y = x.exp()
 >>> watcher.watch([y], op="exp")
@@ -20,9 +25,10 @@ recorded) until :meth:`GraphWatcher.close`.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import weakref
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import torch
@@ -30,54 +36,36 @@ from torch.autograd.graph import get_gradient_edge
 
 from .eventlog import EventLog
 from .events import EventKind
-from .introspect import node_class, output_meta, saved_hooks_active, saved_intact, saved_slots
-from .memory import storage_key, storage_nbytes
+from .introspect import output_meta, saved_hooks_active, saved_slots
+from .names import LeafNames
+from .saved import packer, unpack
 from .source import user_source_line
 
 __all__ = ["GraphWatcher"]
 
 _METADATA_KEY = "gradgraph"
+_vector_norm = torch.linalg.vector_norm
+_grad_enabled = torch.is_grad_enabled
+_graph_task_id = torch._C._current_graph_task_id
+_current_node = torch._C._current_autograd_node
+_queue_callback = torch.autograd.Variable._execution_engine.queue_callback
 _serials = itertools.count()
 
 
-class _SavedHolder:
-    """What autograd keeps instead of a saved tensor; its death is the observed free.
-
-    PyTorch skips its in-place (version counter) check for saved tensors that have hooks,
-    so the holder remembers the version at saving time and :func:`_unpack` checks it.
-    """
-
-    __slots__ = ("tensor", "version", "saved_by", "__weakref__")
-
-    def __init__(self, tensor: torch.Tensor, saved_by: str) -> None:
-        self.tensor = tensor  # detached: shares storage and version counter, no graph cycle
-        self.version = tensor._version
-        self.saved_by = saved_by
-
-    def __repr__(self) -> str:
-        return f"_SavedHolder({tuple(self.tensor.shape)}, version {self.version})"
+def _is_parameter(t: torch.Tensor | None) -> bool:
+    kind = type(t)  # isinstance asks nn.Parameter's metaclass (slow); plain tensors are common
+    parameter = torch.nn.Parameter
+    return kind is parameter or (kind is not torch.Tensor and isinstance(t, parameter))
 
 
-def _unpack(holder: _SavedHolder) -> torch.Tensor:
-    t = holder.tensor
-    if t._version != holder.version:
-        dims = ", ".join(map(str, t.shape))
-        raise RuntimeError(
-            "one of the variables needed for gradient computation has been modified by an "
-            f"inplace operation: [{t.type()} [{dims}]], saved by {holder.saved_by}, is at "
-            f"version {t._version}; expected version {holder.version} instead. (Checked by "
-            "gradgraph: PyTorch skips this check for saved tensors with hooks.)"
-        )
-    return t
-
-
-def _norm(t: torch.Tensor | None) -> float | None:
-    """The gradient's 2-norm, or None where it has none (a hook must never raise)."""
+def _norm(t: torch.Tensor | None) -> torch.Tensor | None:
+    """The gradient's 2-norm as a 0-dim tensor (read as a float later, so that no hook waits
+    for a device), or None where it has none (a hook must never raise)."""
     if t is None:
         return None
-    try:
-        return float(torch.linalg.vector_norm(t.detach()))
-    except (RuntimeError, NotImplementedError, TypeError):  # meta, sparse, integer...
+    try:  # hooks run without grad mode, unless create_graph: then add nothing to the graph
+        return _vector_norm(t.detach() if _grad_enabled() else t)
+    except (RuntimeError, NotImplementedError, TypeError):  # sparse, integer...
         return None
 
 
@@ -87,7 +75,7 @@ class GraphWatcher:
     def __init__(
         self,
         log: EventLog,
-        leaf_names: Mapping[torch.Tensor, str],
+        leaf_names: LeafNames,
         module_path: Callable[[], str | None],
     ) -> None:
         self._log = log
@@ -98,13 +86,18 @@ class GraphWatcher:
         self._names: dict[int, str] = {}
         self._handles: list[Any] = []
         self._retained: dict[int, list[tuple[int, weakref.ref]]] = {}  # node -> (output, tensor)
-        self._arriving: dict[int, float | None] = {}  # leaf node -> norm of the gradient arriving
-        self._running: list[int] = []  # nodes whose backward started and has not finished
+        # leaf node -> (norm of the gradient arriving, whether .grad was None before it)
+        self._arriving: dict[int, tuple[torch.Tensor | None, bool]] = {}
+        # [graph task, node] of each backward call under way (innermost last): the node
+        # that started last in it; None once a leaf is done
+        self._running: list[list[Any]] = []
+        self._building: set[int] = set()  # nodes hooked to log what a create_graph backward makes
 
     @property
     def running(self) -> int | None:
-        """The node whose backward is running now (the one that failed, after an error)."""
-        return self._running[-1] if self._running else None
+        """The node whose backward is running now (the one that failed, after an error):
+        the node that started last in the innermost backward call under way."""
+        return self._running[-1][1] if self._running else None
 
     def __repr__(self) -> str:
         return f"GraphWatcher({self._count} nodes, {len(self._handles)} hooks)"
@@ -127,23 +120,44 @@ class GraphWatcher:
 
     def watch(self, tensors: Iterable[Any], op: str | None, during_backward: bool = False) -> None:
         """Log and hook every node reachable from ``tensors`` that is new to this recording."""
-        roots = [
-            t.grad_fn for t in tensors if isinstance(t, torch.Tensor) and t.grad_fn is not None
-        ]
-        if not roots:
-            return
+        roots = []
+        for t in tensors:
+            if isinstance(t, torch.Tensor):
+                node = t.grad_fn
+                if node is not None:
+                    roots.append(node)
+        if roots:
+            self.watch_nodes(roots, op, during_backward)
+
+    def watch_output(self, t: torch.Tensor, op: str) -> None:
+        """:meth:`watch` for the one tensor an operation returned (its node is described by
+        the tensor itself)."""
+        node = t.grad_fn
+        if node is not None:
+            meta = (t.shape, t.dtype, t.device) if t.output_nr == 0 else None
+            self.watch_nodes([node], op, root_meta=meta)
+
+    def watch_nodes(
+        self,
+        roots: list[Any],
+        op: str | None,
+        during_backward: bool = False,
+        root_meta: tuple[Any, Any, Any] | None = None,
+    ) -> None:
+        """Log and hook every node reachable from the nodes ``roots`` that is new here; the
+        roots are what ``op`` made (``root_meta``: the shape, dtype and device of a single
+        root's output, where the caller knows them)."""
         with self._log.lock:
             new_nodes = self._new_nodes(roots)
             if not new_nodes:
                 return
-            context = {
-                "source": user_source_line(),
-                "module": self._module_path(),
-                "during_backward": during_backward,
-            }
-            root_ids = {id(r) for r in roots}
+            context = (user_source_line(), self._module_path(), during_backward)
+            hook_saved = not saved_hooks_active()  # else the user's hooks own the saved tensors
             for node, children in new_nodes:
-                self._adopt(node, children, op if id(node) in root_ids else None, context)
+                if node in roots:
+                    self._adopt(node, children, op, context, hook_saved, root_meta)
+                else:
+                    self._adopt(node, children, None, context, hook_saved)
 
     def watch_retained(self, t: torch.Tensor) -> None:
         """Log a ``grad`` event whenever a gradient reaches ``t`` (after ``t.retain_grad()``).
@@ -179,134 +193,184 @@ class GraphWatcher:
 
         return observed
 
+    def observed_node_hook(self, hook: Callable) -> Callable:
+        """Wrap a user's node hook (``node.register_hook`` or ``register_prehook``) so that
+        each call logs a ``hook`` event on the node running it first.
+
+        A pre-hook is called with the node's output gradients alone, a post-hook with its
+        input and output gradients: the number of arguments tells which fired.
+        """
+        name = getattr(hook, "__name__", repr(hook))
+        pre = {"target": "node", "kind": "node pre-hook", "hook": name}
+        post = {"target": "node", "kind": "node post-hook", "hook": name}
+        log = self._log
+
+        def observed(*args: Any) -> Any:
+            node = _current_node()
+            nid = self.node_id(node) if node is not None else None
+            label = self._names[nid] if nid is not None else type(node).__name__
+            log.emit(EventKind.HOOK, nid, label, pre if len(args) == 1 else post)
+            return hook(*args)
+
+        return observed
+
     def close(self) -> None:
         """Remove every node and tensor hook this watcher installed (idempotent)."""
         handles, self._handles = self._handles, []
         for handle in handles:
             handle.remove()
 
-    def _new_nodes(self, roots: list[Any]) -> list[tuple[Any, list[Any]]]:
+    def forget_running(self) -> None:
+        """Clear the running nodes (after an error ended their backward)."""
+        self._running.clear()
+
+    def _new_nodes(self, roots: list[Any]) -> list[tuple[Any, tuple[Any, ...]]]:
         """Unseen nodes reachable from ``roots`` with their input nodes, inputs first."""
-        found: list[tuple[Any, list[Any]]] = []
+        found: list[tuple[Any, tuple[Any, ...]]] = []
         marked: set[int] = set()
-        stack: list[tuple[Any, list[Any] | None]] = [(root, None) for root in reversed(roots)]
+        serial = self._serial
+        stack: list[tuple[Any, tuple[Any, ...] | None]] = [(root, None) for root in roots[::-1]]
         while stack:
             node, children = stack.pop()
             if children is not None:
                 found.append((node, children))
                 continue
-            if id(node) in marked or self.node_id(node) is not None:
+            if id(node) in marked:
+                continue
+            tag = node.metadata.get(_METADATA_KEY)
+            if tag is not None and tag[0] == serial:
                 continue
             marked.add(id(node))
-            children = [child for child, _ in node.next_functions if child is not None]
+            children = tuple([child for child, _ in node.next_functions if child is not None])
             stack.append((node, children))
-            stack.extend((child, None) for child in reversed(children))
+            stack += [(child, None) for child in children[::-1]]
         return found
 
-    def _adopt(self, node: Any, children: list[Any], op: str | None, context: dict) -> None:
+    def _adopt(
+        self,
+        node: Any,
+        children: tuple[Any, ...],
+        op: str | None,
+        context: tuple[Any, str | None, bool],
+        hook_saved: bool,
+        meta: tuple[Any, Any, Any] | None = None,
+    ) -> None:
         nid = self._count
         self._count += 1
         node.metadata[_METADATA_KEY] = (self._serial, nid)
-        cls = node_class(node)
+        cls = type(node).__name__
         variable = node.variable if cls == "AccumulateGrad" else None
-        is_leaf = isinstance(variable, torch.Tensor)
-        leaf_name = self._leaf_names.get(variable) if is_leaf else None
-        name = leaf_name or cls
+        if variable is not None:
+            leaf_name = self._leaf_names.get(variable)
+            name = leaf_name or cls
+            shape, dtype, device = variable.shape, variable.dtype, variable.device
+        else:
+            leaf_name, name = None, cls
+            shape, dtype, device = meta or output_meta(node)
         self._names[nid] = name
+        source, module, during_backward = context
         details = {
             "grad_fn": cls,
             "op": op,
-            **output_meta(node),
-            "inputs": tuple(self.node_id(child) for child in children),
-            "leaf": is_leaf,
+            "shape": shape,
+            "dtype": dtype,
+            "device": device,
+            "inputs": tuple([self.node_id(child) for child in children]),
+            "leaf": variable is not None,
             "leaf_name": leaf_name,
-            "parameter": isinstance(variable, torch.nn.Parameter),
-            **context,
+            "parameter": _is_parameter(variable),
+            "source": source,
+            "module": module,
+            "during_backward": during_backward,
         }
         self._log.emit(EventKind.NODE, nid, name, details)
-        self._handles.append(node.register_prehook(self._on_backward(nid, name, cls)))
-        if is_leaf:
-            self._handles.append(
-                node.register_hook(self._on_leaf_grad(nid, name, weakref.ref(variable)))
-            )
-        else:
-            self._handles.append(node.register_hook(self._on_node_done(nid)))
-            self._hook_saved(node, nid, name)
-
-    def _hook_saved(self, node: Any, nid: int, name: str) -> None:
-        if saved_hooks_active() or not saved_intact(node):
-            return  # the user's hooks own these; or PyTorch will raise its own error later
-        for slot, saved in saved_slots(node):
-            try:
-                saved.register_hooks(self._packer(nid, name, slot), _unpack)
-            except RuntimeError:  # nothing saved in this slot, or hooks set by the user
-                continue
-
-    def _packer(self, nid: int, name: str, slot: str) -> Callable[[torch.Tensor], _SavedHolder]:
-        log = self._log
-
-        def pack(t: torch.Tensor) -> _SavedHolder:
-            holder = _SavedHolder(t.detach(), f"{name} as {slot!r}")
-            key = storage_key(t)
-            facts = {
-                "slot": slot,
-                "shape": tuple(t.shape),
-                "dtype": str(t.dtype),
-                "device": str(t.device),
-                "numel": t.numel(),
-                "bytes": t.numel() * t.element_size(),
-            }
-            log.emit_saved(nid, name, dict(facts), key, storage_nbytes(t))
-            finalizer = weakref.finalize(holder, log.emit_freed, nid, name, facts, key)
-            finalizer.atexit = False
-            return holder
-
-        return pack
+        handles = self._handles
+        if variable is not None:
+            leaf = weakref.ref(variable)
+            handles.append(node.register_prehook(self._on_leaf_backward(nid, name, leaf)))
+            handles.append(node.register_hook(self._on_leaf_grad(nid, leaf)))
+            return
+        handles.append(node.register_prehook(self._on_backward(nid, name, cls)))
+        if hook_saved:
+            slots = saved_slots(node)
+            if slots is None:
+                return  # already freed or modified in place: PyTorch will raise its own error
+            for slot, saved in slots:
+                try:
+                    saved.register_hooks(packer(self._log, nid, name, slot), unpack)
+                except RuntimeError:  # hooks the user set already
+                    continue
 
     def _on_backward(self, nid: int, name: str, cls: str) -> Callable:
         log = self._log
+        details = {"grad_fn": cls}
+        retained, building = self._retained, self._building
 
         def on_backward(grad_outputs: tuple) -> None:
-            for output, tensor in self._retained.get(nid, ()):
+            for output, tensor in retained.get(nid, ()):
                 t = tensor()
-                details = {
+                grad = {
                     "target": "retained",
                     "norm": _norm(grad_outputs[output]),
                     "accumulated_norm": _norm(t.grad if t is not None else None),
                 }
-                log.emit(EventKind.GRAD, nid, name, details)
-            if cls == "AccumulateGrad":
-                self._arriving[nid] = _norm(grad_outputs[0])
-            log.emit(EventKind.BACKWARD, nid, name, {"grad_fn": cls})
-            self._running.append(nid)
+                log.emit(EventKind.GRAD, nid, name, grad)
+            log.emit(EventKind.BACKWARD, nid, name, details)
+            self._started(nid)
+            if _grad_enabled() and nid not in building:  # create_graph: it makes nodes
+                self._building.add(nid)
+                node = _current_node()
+                self._handles.append(node.register_hook(self._on_node_done))
 
         return on_backward
 
-    def _finished(self, nid: int) -> None:
-        if nid in self._running:
-            self._running.remove(nid)
+    def _on_leaf_backward(self, nid: int, name: str, leaf: weakref.ref) -> Callable:
+        log = self._log
+        details = {"grad_fn": "AccumulateGrad"}
 
-    def _on_node_done(self, nid: int) -> Callable:
-        def on_node_done(grad_inputs: tuple, grad_outputs: tuple) -> None:
-            self._finished(nid)
-            self.watch(grad_inputs, op=None, during_backward=True)
+        def on_leaf_backward(grad_outputs: tuple) -> None:
+            variable = leaf()
+            empty = variable is not None and variable.grad is None
+            self._arriving[nid] = (_norm(grad_outputs[0]), empty)
+            log.emit(EventKind.BACKWARD, nid, name, details)
+            self._started(nid)
 
-        return on_node_done
+        return on_leaf_backward
+
+    def _started(self, nid: int) -> None:
+        """Note that node ``nid`` started in the backward call running now (the first node
+        of a call also asks to hear when the call ends well)."""
+        task = _graph_task_id()
+        running = self._running
+        if running and running[-1][0] == task:
+            running[-1][1] = nid
+        else:
+            running.append([task, nid])
+            _queue_callback(functools.partial(self._call_done, task))
+
+    def _call_done(self, task: int) -> None:
+        self._running[:] = [entry for entry in self._running if entry[0] != task]
+
+    def _on_node_done(self, grad_inputs: tuple, grad_outputs: tuple) -> None:
+        """After a node ran in a create_graph backward: log the nodes its gradients made."""
+        self.watch(grad_inputs, op=None, during_backward=True)
 
     def _log_leaf_grad(self, nid: int, leaf: torch.Tensor | None) -> None:
-        """Log the gradient that just arrived at a leaf, once, with what ``.grad`` holds now."""
-        if nid not in self._arriving:
+        """Log the gradient that just arrived at a leaf, once, with what ``.grad`` holds now
+        (the arriving gradient itself, where ``.grad`` was None before it)."""
+        arriving = self._arriving.pop(nid, None)
+        if arriving is None:
             return  # already logged (before a post-accumulate-grad hook)
-        details = {
-            "target": "leaf",
-            "norm": self._arriving.pop(nid),
-            "accumulated_norm": _norm(leaf.grad if leaf is not None else None),
-        }
+        norm, was_empty = arriving
+        held = norm if was_empty else _norm(leaf.grad if leaf is not None else None)
+        details = {"target": "leaf", "norm": norm, "accumulated_norm": held}
         self._log.emit(EventKind.GRAD, nid, self._names[nid], details)
 
-    def _on_leaf_grad(self, nid: int, name: str, variable: weakref.ref) -> Callable:
+    def _on_leaf_grad(self, nid: int, variable: weakref.ref) -> Callable:
         def on_leaf_grad(grad_inputs: tuple, grad_outputs: tuple) -> None:
-            self._finished(nid)
+            running = self._running
+            if running and running[-1][1] == nid:
+                running[-1][1] = None  # the leaf is done: nothing runs until the next node
             leaf = variable()
             self._log_leaf_grad(nid, leaf)
             accumulated = leaf.grad if leaf is not None else None
@@ -314,7 +378,3 @@ class GraphWatcher:
                 self.watch([accumulated], op=None, during_backward=True)
 
         return on_leaf_grad
-
-    def forget_running(self) -> None:
-        """Clear the running nodes (after an error ended their backward)."""
-        self._running.clear()

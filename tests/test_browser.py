@@ -2,7 +2,8 @@
 JupyterLab started by ``make lab`` on a fresh profile. JupyterLab asks nothing and the course's
 notebooks open trusted; a learner runs a unit, plays and steps the graph player, answers an
 exercise and runs its test, and validates; an instructor opens formgrader; the notebook exported
-to HTML plays its animation with no kernel. Screenshots are kept in ``artifacts/browser/``.
+to HTML plays its animation with no kernel; a page made by ``to_html()`` inspects the node picked.
+Screenshots are kept in ``artifacts/browser/``.
 
 Skipped, saying why, where Chromium or Playwright is missing (``.ci/run`` installs both).
 """
@@ -16,7 +17,10 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 
+import gradgraph
+from gradgraph.inspector import node_facts
 from tests.conftest import LAYOUT, ROOT
 from tests.lab_server import free_port, running_lab
 
@@ -329,3 +333,50 @@ def test_the_exported_html_plays_with_no_kernel(page, lab):
     assert first != second, "the exported player did not step"
     caption = player.locator(".caption").inner_text()
     assert caption.strip(), "the exported player shows no caption"
+
+
+def test_the_exported_page_inspects_a_node_with_no_kernel(page, tmp_path):
+    """Pick a node in a page made by ``to_html()`` (click its box, or the menu): the inspector
+    says what the player's inspect menu says, and follows the slider."""
+    x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    w = torch.tensor([0.5, -1.0, 0.25], requires_grad=True)
+    with gradgraph.record(names={"x": x, "w": w}) as rec:
+        loss = (x * w).exp().sum()
+        loss.backward()
+    rec.close()
+    store = rec.play().frames
+    labels = store.film.graph.labels
+    exp = next(g for g, label in labels.items() if label == "ExpBackward0")
+    saved = next(e.index for e in rec.events if e.kind.value == "saved" and e.node == exp)
+    freed = next(e.index for e in rec.events if e.kind.value == "freed" and e.node == exp)
+    file = tmp_path / "film.html"
+    file.write_text(f"<!doctype html><meta charset='utf-8'><body>{rec.to_html()}</body>")
+    page.goto(file.as_uri())
+    player = page.locator(".gradgraph-player")
+    facts = player.locator(".facts")
+    slider = player.locator("input[type=range]")
+
+    def go_to(step: int) -> None:
+        slider.evaluate("(s, v) => { s.value = v; s.oninput(); }", step)
+
+    go_to(saved)
+    box = player.locator(f'.hit[data-node="{exp}"]')
+    shown = player.locator("img:visible").bounding_box()
+    hit = box.bounding_box()
+    assert shown["x"] <= hit["x"] and hit["x"] + hit["width"] <= shown["x"] + shown["width"]
+    assert shown["y"] <= hit["y"] and hit["y"] + hit["height"] <= shown["y"] + shown["height"]
+    box.click()  # on the node's box in the picture
+    assert player.locator(".inspect").input_value() == str(exp)
+    assert "dashed" in box.evaluate("hit => hit.style.outline")  # picked: outlined
+    assert facts.inner_text() == node_facts(store.film, exp, saved)
+    assert "saved: 'result' 3 (torch.float32, 12 B, cpu)" in facts.inner_text()
+    assert "made by: loss = (x * w).exp().sum()" in facts.inner_text()
+    _shot(player, "export-inspector")
+    go_to(freed)
+    assert "12 B, cpu), freed" in facts.inner_text()
+    leaf = next(g for g, label in labels.items() if label == "x")
+    player.locator(".inspect").select_option(label=f"x (#{leaf})")  # or from the menu
+    assert "its gradient stops here" in facts.inner_text()
+    go_to(0)
+    player.locator(".inspect").select_option(str(exp))
+    assert facts.inner_text() == "not made yet at this step"

@@ -48,7 +48,8 @@ def _net(log: Log) -> torch.nn.Sequential:
 
 def every_hook_kind(net: torch.nn.Sequential, log: Log, before_backward: BeforeBackward) -> None:
     """Module hooks, a custom Function, retain_grad, a tensor hook that changes the gradient,
-    a post-accumulate-grad hook, an in-place op, a node pre- and post-hook, retain_graph."""
+    a post-accumulate-grad hook, an in-place op, node pre- and post-hooks (on a built-in
+    node and on a custom Function's), retain_graph."""
     x = torch.rand(2, 3, requires_grad=True)
     h = Square.apply(net(x))
     h.retain_grad()
@@ -57,8 +58,12 @@ def every_hook_kind(net: torch.nn.Sequential, log: Log, before_backward: BeforeB
     y = h.clone()
     y.mul_(3)
     loss = y.sum()
-    loss.grad_fn.register_prehook(lambda go: None)  # the user's own node hooks change nothing
-    loss.grad_fn.register_hook(lambda gi, go: None)
+    # The recorder hooks each node as the op that made it returns, before the user can:
+    # the plain hooks that note the truth go on first too.
+    before_backward(loss)
+    loss.grad_fn.register_prehook(lambda go: log("hook", "SumBackward0"))
+    loss.grad_fn.register_hook(lambda gi, go: log("hook", "SumBackward0"))
+    h.grad_fn.register_hook(lambda gi, go: log("hook", "SquareBackward"))
     for retain in (True, False):
         before_backward(loss)
         loss.backward(retain_graph=retain)

@@ -1,10 +1,12 @@
 """Checks on the pictures themselves, on every recording the course's notebooks make.
 
 Each solution notebook's code runs in this process up to its last ``record(`` cell, with
-``gradgraph.record`` watched, so the recordings are exactly the course's. On every frame
-of every one: no text overlaps another text or a box it does not belong to, everything
-lies inside the frame, and each drawn edge ends in an arrowhead at its user's box. The key
-frames of each unit are kept as PNGs in ``artifacts/film/`` to look at.
+``gradgraph.record`` watched, so the recordings are exactly the course's; the programs of
+tests/test_film_fidelity.py add every kind of hook (node hooks among them) and a
+create_graph backward. On every frame of every one: no text overlaps another text or a box
+it does not belong to, everything lies inside the frame, and each drawn edge ends in an
+arrowhead at its user's box. The key frames of each are kept as PNGs in ``artifacts/film/``
+to look at.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import linecache
 import os
 import shutil
 from collections.abc import Iterator
@@ -26,6 +29,7 @@ from gradgraph.frames import FrameStore
 from gradgraph.picture import Picture, Polygon, Polyline, Rect, Text
 from gradgraph.raster import to_png
 from tests.conftest import LAYOUT, ROOT
+from tests.test_film_fidelity import PROGRAMS, recorded
 
 ARTIFACTS = ROOT / "artifacts" / "film"
 TOUCH = 1.0  # pixels two boxes may share (a border line)
@@ -66,7 +70,10 @@ def _run_unit(unit: str) -> list[gradgraph.Recording]:
     try:
         with _recordings_kept(kept), contextlib.redirect_stdout(io.StringIO()):
             for i, source in enumerate(_code_cells(unit)):
-                exec(compile(source, f"<{unit} cell {i}>", "exec"), namespace)  # noqa: S102
+                name = f"<{unit} cell {i}>"
+                # as IPython does: the cell's lines can be read back (the film quotes them)
+                linecache.cache[name] = (len(source), None, source.splitlines(True), name)
+                exec(compile(source, name, "exec"), namespace)  # noqa: S102
     finally:
         os.chdir(here)
     return [rec for rec in kept if len(rec)]
@@ -74,7 +81,9 @@ def _run_unit(unit: str) -> list[gradgraph.Recording]:
 
 @pytest.fixture(scope="module")
 def course_events() -> dict[str, list[tuple]]:
-    return {unit: [rec.events for rec in _run_unit(unit)] for unit in LAYOUT.units()}
+    events = {unit: [rec.events for rec in _run_unit(unit)] for unit in LAYOUT.units()}
+    events["hooks"] = [recorded(program).events for program in PROGRAMS]
+    return events
 
 
 @pytest.fixture(scope="module", params=["dot", "grandalf"])
@@ -170,6 +179,8 @@ def test_key_frames_are_kept_as_pngs(course_films):
             keys = {"forward": kinds.index("backward") - 1 if "backward" in kinds else None}
             for kind in ("backward", "freed", "hook", "error"):
                 keys[kind] = kinds.index(kind) if kind in kinds else None
+            node_hooks = [e.index for e in film.events if e.details.get("target") == "node"]
+            keys["node-hook"] = node_hooks[0] if node_hooks else None
             keys["last"] = len(kinds) - 1
             for name, step in keys.items():
                 if step is not None and step >= 0:

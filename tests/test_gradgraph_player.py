@@ -18,6 +18,7 @@ import gradgraph
 import gradgraph.frames
 from gradgraph import EventKind
 from gradgraph.frames import FrameStore
+from gradgraph.inspector import node_facts
 from gradgraph.player import Player
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -245,11 +246,16 @@ def test_a_module_folds_into_one_box_on_request(full_and_frozen):
 
 NODE_HARNESS = """
 const el = () => ({style: {}, textContent: "", value: "0"});
-const column = (n) => {
-  const imgs = Array.from({length: n}, () => ({style: {}})), caption = el();
-  return {imgs, caption, querySelectorAll: () => imgs, querySelector: () => caption};
+const column = (n, nodes) => {
+  const imgs = Array.from({length: n}, () => ({style: {}})), caption = el(), facts = el();
+  const menu = {...el(), value: ""};
+  const hits = nodes.map((g) => ({style: {}, getAttribute: (name) => String(g)}));
+  const parts = {".caption": caption, ".facts": facts, ".inspect": menu};
+  const all = {"img": imgs, ".hit": hits};
+  return {imgs, caption, facts, menu, hits, querySelectorAll: (s) => all[s],
+          querySelector: (s) => parts[s]};
 };
-const columns = %(lengths)s.map(column);
+const columns = %(lengths)s.map((n, c) => column(n, %(nodes)s[c]));
 const parts = {".play": el(), ".back": el(), ".next": el(), ".reset": el(),
                "input": {...el(), max: String(Math.max(...%(lengths)s) - 1)}};
 const root = {querySelectorAll: () => columns, querySelector: (s) => parts[s]};
@@ -267,24 +273,43 @@ parts[".play"].onclick.call(parts[".play"]); out.push(parts[".play"].textContent
 ticks[0](); out.push(shown());
 parts[".reset"].onclick(); out.push(shown(), parts[".play"].textContent, ticks.length);
 parts["input"].value = parts["input"].max; parts["input"].oninput(); out.push(shown());
+const first = columns[0];
+first.hits[first.hits.length - 1].onclick();
+out.push(first.menu.value, first.facts.textContent, first.hits.map((h) => h.style.outline !== ""));
+parts[".reset"].onclick(); out.push(first.facts.textContent);
+first.menu.value = ""; first.menu.onchange(); out.push(first.facts.textContent);
 console.log(JSON.stringify(out));
 """
 
 
-def _run_page_script(page: str, lengths: list[int]) -> list:
+def _run_page_script(page: str, lengths: list[int], nodes: list[list[int]]) -> list:
+    """Run the page's script against a stand-in for the page: ``lengths`` frames and the
+    displayed ``nodes`` (one clickable box each) of each column."""
     (script,) = re.findall(r"<script>(.*?)</script>", page, flags=re.S)
-    program = NODE_HARNESS % {"lengths": json.dumps(lengths), "script": script}
+    program = NODE_HARNESS % {
+        "lengths": json.dumps(lengths),
+        "nodes": json.dumps(nodes),
+        "script": script,
+    }
     result = subprocess.run(["node", "-e", program], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="needs node to run the page's script")
-def test_html_export_script_plays_steps_scrubs_and_resets(recording, events):
-    out = _run_page_script(recording.to_html(), [len(events)])
-    first_caption = FrameStore(events).scene(0).caption
+def test_html_export_script_plays_steps_scrubs_resets_and_inspects(recording, events):
+    store = FrameStore(events)
+    nodes = list(store.film.graph.labels)
+    out = _run_page_script(recording.to_html(), [len(events)], [nodes])
+    first_caption = store.scene(0).caption
     last = len(events) - 1
-    assert out == [[0], first_caption, [1], [0], [2], "pause", [3], [0], "play", 0, [last]]
+    assert out[:11] == [[0], first_caption, [1], [0], [2], "pause", [3], [0], "play", 0, [last]]
+    picked, facts, outlined, at_start, unpicked = out[11:]
+    assert picked == str(nodes[-1])  # clicking a box picks its node, at the last step
+    assert outlined == [g == nodes[-1] for g in nodes]  # and outlines its box
+    assert facts == node_facts(store.film, nodes[-1], last) and "SumBackward0" in facts
+    assert at_start == "not made yet at this step"  # back to step 1: the sum is not made yet
+    assert unpicked == ""
 
 
 @pytest.fixture(scope="module")
@@ -324,8 +349,9 @@ def test_side_by_side_html_export_keeps_the_shorter_column_on_its_last_frame(ful
     full, frozen = full_and_frozen
     page = gradgraph.side_by_side(full, frozen, titles=("full", "frozen")).to_html()
     assert page.count('class="gradgraph-column"') == 2 and ">frozen</div>" in page
-    out = _run_page_script(page, [len(full), len(frozen)])
-    assert out[0] == [0, 0] and out[-1] == [len(full) - 1, len(frozen) - 1]
+    nodes = [list(r.play().frames.film.graph.labels) for r in (full, frozen)]
+    out = _run_page_script(page, [len(full), len(frozen)], nodes)
+    assert out[0] == [0, 0] and out[10] == [len(full) - 1, len(frozen) - 1]
 
 
 def test_side_by_side_needs_a_recording():

@@ -199,6 +199,77 @@ def test_tensor_hook_and_module_hooks_fire_in_order():
     assert all(getattr(h, "__name__", "") != "observed" for h in net[1]._forward_hooks.values())
 
 
+def test_hooks_on_grad_fn_nodes_are_recorded_on_their_node_and_still_run(xw):
+    x, w = xw
+    fired: list[str] = []
+
+    def before(grad_outputs):
+        fired.append("pre")
+
+    def after(grad_inputs, grad_outputs):
+        fired.append("post")
+
+    with gradgraph.record(names={"x": x, "w": w}) as rec:
+        product = x * w
+        loss = product.exp().sum()
+        loss.grad_fn.register_prehook(before)
+        handle = product.grad_fn.register_hook(after)
+        loss.backward(retain_graph=True)
+        handle.remove()  # the user's handle removes the hook the recorder wrapped
+        loss.backward()
+    assert "_register_hook" not in torch.autograd.Function.__dict__  # put back after the block
+    hooks = [(e.name, e.details["target"], e.details["kind"], e.details["hook"])
+             for e in of_kind(rec, EventKind.HOOK)]  # fmt: skip
+    assert hooks == [
+        ("SumBackward0", "node", "node pre-hook", "before"),
+        ("MulBackward0", "node", "node post-hook", "after"),
+        ("SumBackward0", "node", "node pre-hook", "before"),
+    ]
+    assert fired == ["pre", "post", "pre"]
+    names = [(e.kind.value, e.name) for e in rec.events if e.kind.value in ("backward", "hook")]
+    assert names[:4] == [
+        ("backward", "SumBackward0"),
+        ("hook", "SumBackward0"),  # after the node's turn began, before it ran
+        ("backward", "ExpBackward0"),
+        ("backward", "MulBackward0"),
+    ]
+    assert names[4] == ("hook", "MulBackward0")  # after MulBackward0 ran, before x's turn
+    late = (x * w).sum()
+    late.grad_fn.register_prehook(before)  # after the block: it runs, and is not recorded
+    late.backward()
+    assert fired[-1] == "pre" and len(of_kind(rec, EventKind.HOOK)) == 3
+    rec.close()
+
+
+def test_a_failure_names_the_node_that_failed_and_none_once_the_engine_finished(xw):
+    x, w = xw
+
+    class Broken(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, t):
+            return t * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            raise RuntimeError("Broken's backward raised")
+
+    def failing(grad_inputs, grad_outputs):
+        raise RuntimeError("the node hook raised")
+
+    with gradgraph.record(names={"x": x, "w": w}) as rec:
+        with pytest.raises(RuntimeError, match="Broken's backward raised"):
+            Broken.apply(x).exp().sum().backward()
+        product = x * w
+        product.grad_fn.register_hook(failing)
+        with pytest.raises(RuntimeError, match="the node hook raised"):
+            product.sum().backward()
+        with pytest.raises(RuntimeError, match="appears to not have been used"):
+            torch.autograd.grad((x * 2).sum(), [x, w])  # raised after the engine ran
+    failed = [e.details["failed_node"] for e in of_kind(rec, EventKind.ERROR)]
+    assert failed == ["BrokenBackward", "MulBackward0", None]
+    rec.close()
+
+
 def test_create_graph_shows_second_order_nodes():
     x = torch.tensor([1.0, 2.0], requires_grad=True)
     with gradgraph.record(names={"x": x}) as rec:

@@ -1,0 +1,103 @@
+"""Watch a node's saved tensors: the pack hook logs ``saved``, the death of what it packed
+logs ``freed``, and the unpack hook repeats PyTorch's in-place check.
+
+Autograd keeps what the pack hook returns (a :class:`Holder`) instead of the tensor, and
+drops it when backward frees the node's buffers or the graph dies: the holder's death is
+the observed free. PyTorch skips its version-counter check for saved tensors that have
+hooks, so the holder remembers the version at saving time and :func:`unpack` checks it.
+
+>>> import torch
+>>> from gradgraph.eventlog import EventLog
+>>> log = EventLog(torch.device("cpu"))
+>>> x = torch.ones(3, requires_grad=True)
+>>> y = x.exp()
+>>> y.grad_fn._raw_saved_result.register_hooks(packer(log, 1, "ExpBackward0", "result"), unpack)
+>>> y.sum().backward()  # backward frees the buffer: autograd drops the holder
+>>> [(e.kind.value, e.details["slot"]) for e in log.snapshot()]
+[('saved', 'result'), ('freed', 'result')]
+>>> z = x.exp()
+>>> z.grad_fn._raw_saved_result.register_hooks(packer(log, 2, "ExpBackward0", "result"), unpack)
+>>> _ = z.add_(1)  # the saved result is modified in place
+>>> z.sum().backward()
+Traceback (most recent call last):
+RuntimeError: one of the variables needed for gradient computation has been modified by ...
+"""
+
+from __future__ import annotations
+
+import atexit
+from collections.abc import Callable, Hashable
+
+import torch
+
+from .eventlog import EventLog
+from .memory import storage_facts
+
+__all__ = ["Holder", "packer", "unpack"]
+
+_exiting = False  # set at interpreter exit: a holder dying then logs nothing
+
+
+@atexit.register
+def _at_exit() -> None:
+    global _exiting
+    _exiting = True
+
+
+class Holder:
+    """What autograd keeps instead of a saved tensor: the tensor (without history: it
+    shares storage and version counter) and its version when saved."""
+
+    __slots__ = ("tensor", "version", "log", "node", "name", "facts", "key")
+
+    def __init__(
+        self, tensor: torch.Tensor, log: EventLog, node: int, name: str, facts: dict, key: Hashable
+    ) -> None:
+        self.tensor = tensor
+        self.version = tensor._version
+        self.log, self.node, self.name, self.facts, self.key = log, node, name, facts, key
+
+    def __repr__(self) -> str:
+        return f"Holder({tuple(self.tensor.shape)}, version {self.version})"
+
+    def __del__(self) -> None:  # autograd dropped it: backward freed it, or the graph died
+        if not _exiting:
+            self.log.emit_freed(self.node, self.name, self.facts, self.key)
+
+
+def packer(log: EventLog, node: int, name: str, slot: str) -> Callable[[torch.Tensor], Holder]:
+    """The pack hook of ``slot`` of node ``node`` (named ``name``): it logs ``saved``."""
+
+    def pack(t: torch.Tensor) -> Holder:
+        key, nbytes = storage_facts(t)
+        numel = t.numel()
+        facts = {
+            "slot": slot,
+            "shape": t.shape,
+            "dtype": t.dtype,
+            "device": t.device,
+            "numel": numel,
+            "bytes": numel * t.element_size(),
+        }
+        log.emit_saved(node, name, facts.copy(), key, nbytes)
+        # PyTorch hands pack a tensor without history (an alias sharing the version
+        # counter); one that had history would make a reference cycle through the graph
+        kept = t.detach() if t.requires_grad else t
+        return Holder(kept, log, node, name, facts, key)
+
+    return pack
+
+
+def unpack(holder: Holder) -> torch.Tensor:
+    """The unpack hook: the saved tensor, unless it was modified in place since saving."""
+    t = holder.tensor
+    if t._version != holder.version:
+        dims = ", ".join(map(str, t.shape))
+        raise RuntimeError(
+            "one of the variables needed for gradient computation has been modified by an "
+            f"inplace operation: [{t.type()} [{dims}]], saved by {holder.name} as "
+            f"{holder.facts['slot']!r}, is at version {t._version}; expected version "
+            f"{holder.version} instead. (Checked by gradgraph: PyTorch skips this check for "
+            "saved tensors with hooks.)"
+        )
+    return t
