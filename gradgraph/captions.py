@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from autograder.i18n import gettext as _
+
 from . import wording as w
 from .events import Event, EventKind
 
@@ -28,15 +30,15 @@ def format_bytes(n: int) -> str:
     ('12 B', '3.0 KiB', '5.0 MiB')
     """
     if n < 1024:
-        return w.SIZE_BYTES.format(n=n)
+        return _(w.SIZE_BYTES).format(n=n)
     if n < 2**20:
-        return w.SIZE_KIB.format(n=n / 1024)
-    return w.SIZE_MIB.format(n=n / 2**20)
+        return _(w.SIZE_KIB).format(n=n / 1024)
+    return _(w.SIZE_MIB).format(n=n / 2**20)
 
 
 def hook_kind(kind: str) -> str:
     """What the film calls a hook of the recording's ``kind`` ("tensor hook", ...)."""
-    return w.HOOK_KINDS.get(kind, kind)
+    return _(w.HOOK_KINDS.get(kind, kind))
 
 
 def caption(event: Event) -> str:
@@ -47,7 +49,7 @@ def caption(event: Event) -> str:
 def _tensor_facts(e: Event) -> dict[str, Any]:
     """The fields of a saved or freed tensor's sentence."""
     d = e.details
-    count = w.FLOAT_COUNT if "float" in d["dtype"] else w.VALUE_COUNT
+    count = _(w.FLOAT_COUNT) if "float" in d["dtype"] else _(w.VALUE_COUNT)
     return {
         "node": e.name,
         "slot": d["slot"],
@@ -60,58 +62,58 @@ def _node(e: Event) -> str:
     d = e.details
     shape = w.shape_text(d.get("shape"))
     if d.get("leaf"):
-        joins = w.NODE_PARAMETER_JOINS if d.get("parameter") else w.NODE_LEAF_JOINS
+        joins = _(w.NODE_PARAMETER_JOINS) if d.get("parameter") else _(w.NODE_LEAF_JOINS)
         return joins.format(name=e.name, shape=shape)
     if d.get("during_backward"):
-        return w.NODE_BUILT_BY_BACKWARD.format(node=e.name)
+        return _(w.NODE_BUILT_BY_BACKWARD).format(node=e.name)
     source = d["source"].split(": ", 1)[-1] if d.get("source") else None
     templates = {
-        (True, True): w.NODE_MADE_BY_OP_AT,
-        (True, False): w.NODE_MADE_BY_OP,
-        (False, True): w.NODE_MADE_AT,
-        (False, False): w.NODE_MADE,
+        (True, True): _(w.NODE_MADE_BY_OP_AT),
+        (True, False): _(w.NODE_MADE_BY_OP),
+        (False, True): _(w.NODE_MADE_AT),
+        (False, False): _(w.NODE_MADE),
     }
     template = templates[(bool(d.get("op")), source is not None)]
     return template.format(op=d.get("op"), node=e.name, shape=shape, source=source)
 
 
 def _saved(e: Event) -> str:
-    template = w.SAVED_RESULT if e.details["slot"] == "result" else w.SAVED_INPUT
-    why = w.WHY_SAVED.get(e.name, w.WHY_SAVED_DEFAULT)
+    template = _(w.SAVED_RESULT) if e.details["slot"] == "result" else _(w.SAVED_INPUT)
+    why = _(w.WHY_SAVED.get(e.name, w.WHY_SAVED_DEFAULT))
     sentence = template.format(why=why, **_tensor_facts(e))
     if e.details.get("alias"):
-        return w.SENTENCES.format(first=sentence, second=w.SAVED_ALIAS)
+        return _(w.SENTENCES).format(first=sentence, second=_(w.SAVED_ALIAS))
     return sentence
 
 
 def _freed(e: Event) -> str:
     result, released = e.details["slot"] == "result", bool(e.details.get("released"))
     templates = {
-        (True, True): w.FREED_RESULT,
-        (False, True): w.FREED_INPUT,
-        (True, False): w.FREED_RESULT_SHARED,
-        (False, False): w.FREED_INPUT_SHARED,
+        (True, True): _(w.FREED_RESULT),
+        (False, True): _(w.FREED_INPUT),
+        (True, False): _(w.FREED_RESULT_SHARED),
+        (False, False): _(w.FREED_INPUT_SHARED),
     }
     return templates[(result, released)].format(**_tensor_facts(e))
 
 
 def _backward(e: Event) -> str:
     if e.details.get("grad_fn") == "AccumulateGrad":
-        return w.BACKWARD_REACHES_LEAF.format(name=e.name)
-    return w.BACKWARD_RUNS.format(node=e.name)
+        return _(w.BACKWARD_REACHES_LEAF).format(name=e.name)
+    return _(w.BACKWARD_RUNS).format(node=e.name)
 
 
 def _grad(e: Event) -> str:
     d: Mapping[str, Any] = e.details
     norm, held = d.get("norm"), d.get("accumulated_norm")
     if d.get("target") == "retained":
-        template = w.GRAD_RETAINED if norm is None else w.GRAD_RETAINED_NORM
+        template = _(w.GRAD_RETAINED) if norm is None else _(w.GRAD_RETAINED_NORM)
         return template.format(node=e.name, norm=norm)
     templates = {
-        (False, False): w.GRAD_ARRIVED,
-        (True, False): w.GRAD_ARRIVED_NORM,
-        (False, True): w.GRAD_ARRIVED_HELD,
-        (True, True): w.GRAD_ARRIVED_NORM_HELD,
+        (False, False): _(w.GRAD_ARRIVED),
+        (True, False): _(w.GRAD_ARRIVED_NORM),
+        (False, True): _(w.GRAD_ARRIVED_HELD),
+        (True, True): _(w.GRAD_ARRIVED_NORM_HELD),
     }
     return templates[(norm is not None, held is not None)].format(name=e.name, norm=norm, held=held)
 
@@ -120,15 +122,15 @@ def _hook(e: Event) -> str:
     d = e.details
     fields = {"kind": hook_kind(d["kind"]), "hook": d["hook"], "node": e.name}
     if d.get("target") == "module":
-        return w.HOOK_ON_MODULE.format(module=d["module"], **fields)
+        return _(w.HOOK_ON_MODULE).format(module=d["module"], **fields)
     if d.get("target") == "node":
         before = d["kind"] == "node pre-hook"
-        return (w.HOOK_ON_NODE_BEFORE if before else w.HOOK_ON_NODE_AFTER).format(**fields)
-    return w.HOOK_ON_TENSOR.format(**fields)
+        return (_(w.HOOK_ON_NODE_BEFORE) if before else _(w.HOOK_ON_NODE_AFTER)).format(**fields)
+    return _(w.HOOK_ON_TENSOR).format(**fields)
 
 
 def _error(e: Event) -> str:
-    return w.ERROR_IN.format(op=e.details["op"], message=first_sentence(e.details["message"]))
+    return _(w.ERROR_IN).format(op=e.details["op"], message=first_sentence(e.details["message"]))
 
 
 def first_sentence(message: str) -> str:

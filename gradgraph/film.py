@@ -17,6 +17,8 @@ from __future__ import annotations
 import math
 from collections.abc import Collection, Sequence
 
+from autograder.i18n import gettext as _
+
 from . import wording as w
 from .captions import hook_kind
 from .events import Event
@@ -128,9 +130,9 @@ class Film:
             label = module
             hook = scene.module_hooks.get(module)
             if hook is not None:
-                full = w.MODULE_HOOK.format(module=module, kind=hook_kind(hook))
+                full = _(w.MODULE_HOOK).format(module=module, kind=hook_kind(hook))
                 fits = text_width(full, SMALL, True) <= x1 - x0 - 12
-                label = full if fits else w.MODULE_HOOK_SHORT.format(module=module)
+                label = full if fits else _(w.MODULE_HOOK_SHORT).format(module=module)
             colour = VERMILLION if now else "#555555"
             picture.items.append(Text(ox + x0 + 6, oy + y0 + SMALL + 3, label, SMALL, "group",
                                       colour, True))  # fmt: skip

@@ -16,6 +16,8 @@ step is one), and for files (which have no text beside the frame) the caption.
 
 from __future__ import annotations
 
+from autograder.i18n import gettext as _
+
 from . import wording as w
 from .captions import first_sentence
 from .events import EventKind
@@ -42,20 +44,20 @@ class Header:
         """``(style, text)`` lines above the legend: the step, the error, the caption."""
         e = scene.event
         room = self.width - 2 * MARGIN
-        step = {"step": scene.step + 1, "steps": self.steps, "kind": w.EVENT_KINDS[e.kind.value]}
+        step = {"step": scene.step + 1, "steps": self.steps, "kind": _(w.EVENT_KINDS[e.kind.value])}
         if scene.call is None:
-            text = w.HEADER_STEP.format(**step)
+            text = _(w.HEADER_STEP).format(**step)
         else:
             call = {"call": scene.call.number, "calls": scene.calls, "loss": scene.call.loss}
-            text = w.HEADER_STEP_IN_CALL.format(**step, **call)
+            text = _(w.HEADER_STEP_IN_CALL).format(**step, **call)
         lines = [("step", line) for line in wrap(text, room, HEADER, bold=True)]
         if e.kind is EventKind.ERROR:
             d = e.details
             error = {"error": d["type"], "op": d["op"], "message": first_sentence(d["message"])}
             if d.get("failed_node"):
-                text = w.HEADER_ERROR_AT.format(node=d["failed_node"], **error)
+                text = _(w.HEADER_ERROR_AT).format(node=d["failed_node"], **error)
             else:
-                text = w.HEADER_ERROR.format(**error)
+                text = _(w.HEADER_ERROR).format(**error)
             lines += [("error", line) for line in wrap(text, room, HEADER, bold=True)]
         if self.with_caption:
             lines += [("caption", line) for line in wrap(scene.caption, room, HEADER)]

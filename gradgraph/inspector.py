@@ -24,6 +24,8 @@ its gradient goes next to: x
 
 from __future__ import annotations
 
+from autograder.i18n import gettext as _
+
 from . import wording as w
 from .captions import format_bytes
 from .events import Event, EventKind
@@ -36,7 +38,7 @@ def node_facts(film: Film, g: int, step: int) -> str:
     """Plain-text facts about displayed node ``g`` after event ``step`` (one per line);
     "not made yet at this step" before the node exists."""
     facts = facts_at(facts_timeline(film, g), step)
-    return w.INSPECT_NOT_MADE if facts is None else facts
+    return _(w.INSPECT_NOT_MADE) if facts is None else facts
 
 
 def facts_at(timeline: list[tuple[int, str]], step: int) -> str | None:
@@ -55,7 +57,7 @@ def facts_timeline(film: Film, g: int) -> list[tuple[int, str]]:
     graph = film.graph
     first = graph.nodes[g].details
     head = [
-        w.INSPECT_WHAT.format(
+        _(w.INSPECT_WHAT).format(
             name=graph.labels[g],
             what=first.get("op") or first.get("grad_fn"),
             shape=w.shape_text(first.get("shape")),
@@ -64,12 +66,12 @@ def facts_timeline(film: Film, g: int) -> list[tuple[int, str]]:
         )
     ]
     if first.get("source"):
-        head.append(w.INSPECT_MADE_BY.format(source=first["source"].split(": ", 1)[-1]))
+        head.append(_(w.INSPECT_MADE_BY).format(source=first["source"].split(": ", 1)[-1]))
     targets = [graph.labels[a] for a, b in graph.edges if b == g]
     if targets:
-        tail = w.INSPECT_GOES_TO.format(targets=w.INSPECT_TARGET_SEPARATOR.join(targets))
+        tail = _(w.INSPECT_GOES_TO).format(targets=_(w.INSPECT_TARGET_SEPARATOR).join(targets))
     else:
-        tail = w.INSPECT_STOPS
+        tail = _(w.INSPECT_STOPS)
     held: dict[tuple[int | None, str], Event] = {}
     freed: set[tuple[int | None, str]] = set()
     timeline: list[tuple[int, str]] = []
@@ -84,10 +86,10 @@ def facts_timeline(film: Film, g: int) -> list[tuple[int, str]]:
         lines = list(head)
         if held:
             tensors = [_saved_tensor(saved, key in freed) for key, saved in held.items()]
-            lines.append(w.INSPECT_SAVED.format(tensors=w.INSPECT_SEPARATOR.join(tensors)))
+            lines.append(_(w.INSPECT_SAVED).format(tensors=_(w.INSPECT_SEPARATOR).join(tensors)))
         grads = film.scenes[e.index].grads
         if g in grads:
-            lines.append(w.INSPECT_GRAD.format(norm=grads[g]))
+            lines.append(_(w.INSPECT_GRAD).format(norm=grads[g]))
         lines.append(tail)
         facts = "\n".join(lines)
         if not timeline or timeline[-1][1] != facts:
@@ -97,7 +99,7 @@ def facts_timeline(film: Film, g: int) -> list[tuple[int, str]]:
 
 def _saved_tensor(e: Event, freed: bool) -> str:
     d = e.details
-    template = w.INSPECT_FREED_TENSOR if freed else w.INSPECT_SAVED_TENSOR
+    template = _(w.INSPECT_FREED_TENSOR) if freed else _(w.INSPECT_SAVED_TENSOR)
     return template.format(
         slot=d["slot"],
         shape=w.shape_text(d["shape"]),

@@ -37,8 +37,10 @@ from dataclasses import dataclass
 from grandalf.graphs import Edge, Graph, Vertex
 from grandalf.layouts import SugiyamaLayout
 
+from autograder.i18n import gettext as _
+
+from . import wording as w
 from .events import Event, EventKind
-from .wording import FOLDED_LABEL
 
 __all__ = ["GraphLayout", "RecordedGraph", "build_graph", "components", "layout"]
 
@@ -180,7 +182,7 @@ def _groups(nodes: list[Event], max_nodes: int, fold: Collection[str]) -> dict[i
 def _label(members: list[Event]) -> str:
     if len(members) == 1:
         return members[0].name
-    return FOLDED_LABEL.format(module=_top_module(members[0]), count=len(members))
+    return _(w.FOLDED_LABEL).format(module=_top_module(members[0]), count=len(members))
 
 
 def _edges(nodes: list[Event], group_of: dict[int, int]) -> tuple[tuple[int, int], ...]:

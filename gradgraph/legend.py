@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from autograder.i18n import gettext as _
+
 from . import wording as w
 from .events import Event, EventKind
 from .fonts import text_width
@@ -43,7 +45,7 @@ def legend_items(events: Sequence[Event], layout: GraphLayout) -> list[tuple[str
         "edge": bool(g.edges),
         "now": True,
     }
-    return [(key, text) for key, text in w.LEGEND.items() if used[key]]
+    return [(key, _(text)) for key, text in w.LEGEND.items() if used[key]]
 
 
 class Legend:

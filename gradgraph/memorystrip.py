@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from autograder.i18n import gettext as _
+
 from . import wording as w
 from .captions import format_bytes
 from .events import Event
@@ -70,11 +72,11 @@ class MemoryStrip:
         x, y = point(step, saved[-1])
         picture.items.append(Polyline(((x, top), (x, bottom)), "cursor", VERMILLION, 1.5))
         if any(a is not None for a in allocated):
-            now = w.MEMORY_NOW_ALLOCATOR.format(
+            now = _(w.MEMORY_NOW_ALLOCATOR).format(
                 size=format_bytes(saved[-1]), allocated=format_bytes(allocated[-1] or 0)
             )
         else:
-            now = w.MEMORY_NOW.format(size=format_bytes(saved[-1]))
+            now = _(w.MEMORY_NOW).format(size=format_bytes(saved[-1]))
         picture.items.append(Text(left, self.top + SMALL, now, SMALL, "axis", PURPLE, True))
 
 
@@ -89,4 +91,4 @@ def binary_ceiling(value: int) -> tuple[int, int]:
 
 def tick(value: int, unit: int) -> str:
     """``value`` in whole ``unit``s: ``"4 KiB"``."""
-    return w.TICK_UNITS[unit].format(n=value // unit)
+    return _(w.TICK_UNITS[unit]).format(n=value // unit)

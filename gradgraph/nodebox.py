@@ -25,6 +25,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from autograder.i18n import gettext as _
+
 from . import wording as w
 from .captions import format_bytes, hook_kind
 from .fonts import text_width
@@ -61,8 +63,8 @@ def box_title(label: str, runs: int) -> str:
     if runs == 0:
         return label
     if runs == 1:
-        return w.BOX_TITLE_RAN.format(name=label)
-    return w.BOX_TITLE_RAN_TIMES.format(runs=runs, name=label)
+        return _(w.BOX_TITLE_RAN).format(name=label)
+    return _(w.BOX_TITLE_RAN_TIMES).format(runs=runs, name=label)
 
 
 class NodeBoxes:
@@ -80,17 +82,17 @@ class NodeBoxes:
     def _subtitle(self, g: int) -> str:
         e = self.graph.nodes[g]
         if g in self.graph.folded:
-            return w.BOX_FOLDED
+            return _(w.BOX_FOLDED)
         shape = w.shape_text(e.details.get("shape"))
         if e.details.get("leaf"):
-            leaf = w.BOX_PARAMETER if e.details.get("parameter") else w.BOX_LEAF
+            leaf = _(w.BOX_PARAMETER) if e.details.get("parameter") else _(w.BOX_LEAF)
             return leaf.format(shape=shape)
         gloss = w.GLOSS.get(e.details.get("grad_fn") or e.name)
         if gloss is not None:
-            return w.BOX_GLOSS.format(gloss=gloss, shape=shape)
+            return _(w.BOX_GLOSS).format(gloss=_(gloss), shape=shape)
         if e.details.get("op"):
-            return w.BOX_OP_CALL.format(op=e.details["op"], shape=shape)
-        return w.BOX_OPERATION.format(shape=shape)
+            return _(w.BOX_OP_CALL).format(op=e.details["op"], shape=shape)
+        return _(w.BOX_OPERATION).format(shape=shape)
 
     def _rows(self) -> dict[int, tuple[str, ...]]:
         """Which status lines each node's box keeps room for (it will need them)."""
@@ -116,16 +118,16 @@ class NodeBoxes:
         if row == "saved":
             if g in scene.saved:
                 n, nbytes = scene.saved[g]
-                return w.BOX_SAVED.format(count=n, size=format_bytes(nbytes))
+                return _(w.BOX_SAVED).format(count=n, size=format_bytes(nbytes))
             if g in scene.freed:
                 n, nbytes = scene.freed[g]
-                return w.BOX_FREED.format(count=n, size=format_bytes(nbytes))
+                return _(w.BOX_FREED).format(count=n, size=format_bytes(nbytes))
             return ""
         if row == "grad":
-            return w.BOX_GRAD.format(norm=scene.grads[g]) if g in scene.grads else ""
+            return _(w.BOX_GRAD).format(norm=scene.grads[g]) if g in scene.grads else ""
         if row == "hook":
-            return w.BOX_HOOK.format(kind=hook_kind(scene.hooks[g])) if g in scene.hooks else ""
-        return w.BOX_FAILED if scene.failed == g else ""
+            return _(w.BOX_HOOK).format(kind=hook_kind(scene.hooks[g])) if g in scene.hooks else ""
+        return _(w.BOX_FAILED) if scene.failed == g else ""
 
     def sizes(self) -> dict[int, tuple[float, float]]:
         """Width and height of each box: room for the largest text it shows in the film."""

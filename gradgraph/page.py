@@ -25,6 +25,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from autograder.i18n import gettext as _
+
 from . import wording as w
 from .frames import FrameStore
 
@@ -99,10 +101,10 @@ def to_html(*stores: FrameStore, titles: Sequence[str] = ()) -> str:
         for store, title in itertools.zip_longest(stores, titles[: len(stores)])
     )
     buttons = {
-        "play": w.CONTROL_PLAY,
-        "back": w.CONTROL_BACK,
-        "next": w.CONTROL_NEXT,
-        "reset": w.CONTROL_RESET,
+        "play": _(w.CONTROL_PLAY),
+        "back": _(w.CONTROL_BACK),
+        "next": _(w.CONTROL_NEXT),
+        "reset": _(w.CONTROL_RESET),
     }
     controls = "".join(
         f'<button class="{name}">{html.escape(label)}</button>' for name, label in buttons.items()
@@ -114,7 +116,11 @@ def to_html(*stores: FrameStore, titles: Sequence[str] = ()) -> str:
         "captions": _json(captions),
         "facts": _json([{g: store.facts(g) for g in store.film.graph.labels} for store in stores]),
         "words": _json(
-            {"play": w.CONTROL_PLAY, "pause": w.CONTROL_PAUSE, "notMade": w.INSPECT_NOT_MADE}
+            {
+                "play": _(w.CONTROL_PLAY),
+                "pause": _(w.CONTROL_PAUSE),
+                "notMade": _(w.INSPECT_NOT_MADE),
+            }
         ),
     }
     return (
@@ -137,7 +143,7 @@ def _column(store: FrameStore, title: str | None, width: str) -> str:
         else ""
     )
     images = "".join(
-        f'<img alt="{html.escape(w.FRAME_ALT.format(step=i + 1))}" '
+        f'<img alt="{html.escape(_(w.FRAME_ALT).format(step=i + 1))}" '
         'style="display:none;max-width:100%" '
         f'src="data:image/svg+xml;base64,{_base64(store.svg(i).encode())}">'
         for i in range(len(store))
@@ -163,7 +169,7 @@ def _hits(store: FrameStore) -> str:
             f"width:{100 * (x1 - x0) / film.width:.3f}%;"
             f"height:{100 * (y1 - y0) / film.height:.3f}%"
         )
-        name = html.escape(w.INSPECT_HIT.format(name=label))
+        name = html.escape(_(w.INSPECT_HIT).format(name=label))
         areas.append(
             f'<div class="hit" data-node="{g}" role="button" aria-label="{name}" title="{name}" '
             f'style="position:absolute;{place};cursor:pointer"></div>'
@@ -173,13 +179,14 @@ def _hits(store: FrameStore) -> str:
 
 def _inspector(store: FrameStore) -> str:
     """The inspect menu (every node) and where its facts are shown."""
+    option = _(w.INSPECT_OPTION)
     options = "".join(
-        f'<option value="{g}">{html.escape(w.INSPECT_OPTION.format(name=label, node=g))}</option>'
+        f'<option value="{g}">{html.escape(option.format(name=label, node=g))}</option>'
         for g, label in store.film.graph.labels.items()
     )
     return (
-        f'<label class="inspector">{html.escape(w.INSPECT_LABEL)} <select class="inspect">'
-        f'<option value="">{html.escape(w.INSPECT_PICK)}</option>{options}</select></label>'
+        f'<label class="inspector">{html.escape(_(w.INSPECT_LABEL))} <select class="inspect">'
+        f'<option value="">{html.escape(_(w.INSPECT_PICK))}</option>{options}</select></label>'
         '<pre class="facts" style="font-size:0.9em;white-space:pre-wrap"></pre>'
     )
 

@@ -28,6 +28,8 @@ from typing import Any
 
 import ipywidgets as widgets
 
+from autograder.i18n import gettext as _
+
 from . import wording as w
 from .frames import FrameStore
 from .inspector import facts_at
@@ -47,9 +49,9 @@ class _Column:
         self.caption = widgets.HTML()
         nodes = frames.film.graph.labels
         self.inspect = widgets.Dropdown(
-            options=[(w.INSPECT_PICK, None)]
-            + [(w.INSPECT_OPTION.format(name=label, node=g), g) for g, label in nodes.items()],
-            description=w.INSPECT_LABEL,
+            options=[(_(w.INSPECT_PICK), None)]
+            + [(_(w.INSPECT_OPTION).format(name=label, node=g), g) for g, label in nodes.items()],
+            description=_(w.INSPECT_LABEL),
             layout=widgets.Layout(width="320px"),
         )
         self.facts = widgets.HTML()
@@ -73,7 +75,7 @@ class _Column:
         g = self.inspect.value
         facts = None if g is None else facts_at(self.frames.facts(g), self.step)
         if facts is None:
-            self.facts.value = "" if g is None else f"<i>{html.escape(w.INSPECT_NOT_MADE)}</i>"
+            self.facts.value = "" if g is None else f"<i>{html.escape(_(w.INSPECT_NOT_MADE))}</i>"
             return
         facts = html.escape(facts)
         self.facts.value = f"<pre style='font-size:0.9em; white-space:pre-wrap'>{facts}</pre>"
@@ -101,24 +103,24 @@ class Player:
             value=0,
             min=0,
             max=last,
-            description=w.CONTROL_EVENT,
+            description=_(w.CONTROL_EVENT),
             continuous_update=True,
             layout=widgets.Layout(width="95%"),
         )
         self.play = widgets.Play(
-            value=0, min=0, max=last, interval=700, description=w.CONTROL_PLAY_PAUSE
+            value=0, min=0, max=last, interval=700, description=_(w.CONTROL_PLAY_PAUSE)
         )
         self.speed = widgets.Dropdown(
             options=_SPEEDS,
             value=700,
-            description=w.CONTROL_SPEED,
+            description=_(w.CONTROL_SPEED),
             layout=widgets.Layout(width="160px"),
         )
         widgets.link((self.play, "value"), (self.slider, "value"))
         widgets.link((self.speed, "value"), (self.play, "interval"))
-        self.back = widgets.Button(description=w.CONTROL_BACK)
-        self.forward = widgets.Button(description=w.CONTROL_NEXT)
-        self.restart = widgets.Button(description=w.CONTROL_RESET)
+        self.back = widgets.Button(description=_(w.CONTROL_BACK))
+        self.forward = widgets.Button(description=_(w.CONTROL_NEXT))
+        self.restart = widgets.Button(description=_(w.CONTROL_RESET))
         self.back.on_click(lambda _: self.step_back())
         self.forward.on_click(lambda _: self.step_forward())
         self.restart.on_click(lambda _: self.reset())

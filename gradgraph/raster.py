@@ -15,7 +15,7 @@ import io
 
 from PIL import Image, ImageDraw
 
-from .fonts import font
+from .fonts import font, runs
 from .picture import Picture, Polygon, Polyline, Rect, Text
 
 __all__ = ["to_image", "to_png"]
@@ -70,17 +70,19 @@ def to_image(picture: Picture, scale: float = 1.0) -> Image.Image:
                                        width=width)  # fmt: skip
         elif isinstance(item, Polyline):
             width = max(round(item.width * scale), 1)
-            pieces = _dashes(s(item.points), 4 * scale, 3 * scale) if item.dashed else [
-                s(item.points)
-            ]
+            pieces = (
+                _dashes(s(item.points), 4 * scale, 3 * scale) if item.dashed else [s(item.points)]
+            )
             for piece in pieces:
                 draw.line(piece, fill=item.color, width=width, joint="curve")
         elif isinstance(item, Polygon):
             draw.polygon(s(item.points), fill=item.color)
         elif isinstance(item, Text):
-            face = font(item.size * scale, item.bold)
-            draw.text((item.x * scale, item.y * scale), item.text, fill=item.color, font=face,
-                      anchor="ls")  # fmt: skip
+            x = item.x * scale
+            for piece, hangul in runs(item.text):  # Hangul in the Korean face (gradgraph.fonts)
+                face = font(item.size * scale, item.bold, hangul)
+                draw.text((x, item.y * scale), piece, fill=item.color, font=face, anchor="ls")
+                x += face.getlength(piece)
             if item.struck:
                 y = (item.y - item.size * 0.3) * scale
                 draw.line([(item.x * scale, y), ((item.x + item.width) * scale, y)],

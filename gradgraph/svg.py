@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import html
 
-from .fonts import FAMILY
+from .fonts import FAMILY, family
 from .picture import Picture, Polygon, Polyline, Rect, Text
 
 __all__ = ["to_svg"]
@@ -43,9 +43,11 @@ def _item(item: Rect | Polyline | Polygon | Text) -> str:
         return f'<polygon points="{_points(item.points)}" fill="{item.color}"/>'
     weight = ' font-weight="bold"' if item.bold else ""
     strike = ' text-decoration="line-through"' if item.struck else ""
+    face = family(item.text)
+    face = "" if face == FAMILY else f' font-family="{html.escape(face)}"'
     return (
         f'<text x="{item.x:.1f}" y="{item.y:.1f}" font-size="{item.size:g}" fill="{item.color}"'
-        f'{weight}{strike} textLength="{item.width:.1f}" lengthAdjust="spacingAndGlyphs">'
+        f'{weight}{strike}{face} textLength="{item.width:.1f}" lengthAdjust="spacingAndGlyphs">'
         f"{html.escape(item.text)}</text>"
     )
 

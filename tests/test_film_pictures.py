@@ -3,10 +3,10 @@
 Each solution notebook's code runs in this process up to its last ``record(`` cell, with
 ``gradgraph.record`` watched, so the recordings are exactly the course's; the programs of
 tests/test_film_fidelity.py add every kind of hook (node hooks among them) and a
-create_graph backward. On every frame of every one: no text overlaps another text or a box
-it does not belong to, everything lies inside the frame, and each drawn edge ends in an
-arrowhead at its user's box. The key frames of each are kept as PNGs in ``artifacts/film/``
-to look at.
+create_graph backward. On every frame of every one, under both layouts and in Korean too: no
+text overlaps another text or a box it does not belong to, everything lies inside the frame,
+and each drawn edge ends in an arrowhead at its user's box. The key frames of each are kept
+as PNGs in ``artifacts/film/`` to look at.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ import pytest
 import gradgraph
 import gradgraph.layout
 import gradgraph.recorder
+from autograder.i18n import current_language, use_language
 from gradgraph.frames import FrameStore
 from gradgraph.picture import Picture, Polygon, Polyline, Rect, Text
 from gradgraph.raster import to_png
@@ -86,16 +87,20 @@ def course_events() -> dict[str, list[tuple]]:
     return events
 
 
-@pytest.fixture(scope="module", params=["dot", "grandalf"])
+@pytest.fixture(
+    scope="module", params=[("dot", "en"), ("grandalf", "en"), ("grandalf", "ko")], ids=str
+)
 def course_films(request, course_events) -> Iterator[dict[str, list[FrameStore]]]:
-    """The course's films laid out by graphviz's dot (where installed) and by grandalf."""
-    if request.param == "dot" and shutil.which("dot") is None:
+    """The course's films laid out by graphviz's dot (where installed) and by grandalf, and in
+    Korean (every caption, label and box line translated, Hangul measured in its own face)."""
+    engine, language = request.param
+    if engine == "dot" and shutil.which("dot") is None:
         pytest.skip("graphviz's dot is not installed")
-    with pytest.MonkeyPatch.context() as patch:
-        if request.param == "grandalf":
+    with pytest.MonkeyPatch.context() as patch, use_language(language):
+        if engine == "grandalf":
             patch.setattr(gradgraph.layout.shutil, "which", lambda name: None)
         films = {unit: [FrameStore(e) for e in events] for unit, events in course_events.items()}
-        assert all(f.graph.engine == request.param for fs in films.values() for f in fs)
+        assert all(f.graph.engine == engine for fs in films.values() for f in fs)
         yield films
 
 
@@ -174,6 +179,8 @@ def test_key_frames_are_kept_as_pngs(course_films):
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     for unit, films in course_films.items():
         engine = films[0].graph.engine if films else ""
+        if current_language() != "en":
+            engine += f"-{current_language()}"
         for k, film in enumerate(films):
             kinds = [e.kind.value for e in film.events]
             keys = {"forward": kinds.index("backward") - 1 if "backward" in kinds else None}
