@@ -12,6 +12,7 @@ import pytest
 
 from autograder.__main__ import main
 from autograder.authoring.handout import HandoutError, build_handout, find_secret
+from autograder.authoring.translation import TRANSLATIONS
 from tests.conftest import LAYOUT, ROOT, UNITS
 
 _TOP_FILES = ("pyproject.toml", "constraints.txt", "environment.yml", "Makefile", "README.md")
@@ -184,10 +185,17 @@ def test_the_real_handout_has_the_notebooks_and_no_answer_key(tmp_path):
     licensed = {"LICENSE"} if (ROOT / "LICENSE").exists() else set()
     assert top == {"course", "autograder", "gradgraph", *_TOP_FILES, *licensed}
     notebooks = sorted(name for name in names if name.endswith(".ipynb"))
-    assert notebooks == [f"autograd-course/course/{unit}/{unit}.ipynb" for unit in UNITS]
+    assert notebooks == sorted(
+        f"autograd-course/course/{folder}{unit}/{unit}.ipynb"
+        for unit in UNITS
+        for folder in ("", *(f"{language}/" for language in TRANSLATIONS))
+    )
     checks, live = "autograder/checks/__init__.py", "autograder/checks/live.py"
-    for needed in (checks, live, "gradgraph/__init__.py"):
+    catalogs = [f"{package}/locale/{language}.po" for package in ("autograder", "gradgraph")
+                for language in TRANSLATIONS]  # fmt: skip
+    for needed in (checks, live, "gradgraph/__init__.py", "autograder/i18n/__init__.py", *catalogs):
         assert f"autograd-course/{needed}" in names
+    assert not [n for n in names if re.search(r"solutions|\.po$", n) and "/locale/" not in n]
     assert not [n for n in names if re.search(r"__pycache__|\.pyc$|egg-info|checkpoints|/\.", n)]
     answer_key = _answer_key_lines()
     assert len(answer_key) > 100
