@@ -65,7 +65,7 @@ FORMS = {
     ),
 }
 GUIDES = [(language, unit) for language in FORMS for unit in UNITS]
-_SOURCE_LINE = re.compile(r"<!-- source: (docs/units/[\w.]+\.md) sha256:([0-9a-f]{64}) -->")
+_SOURCE_LINE = re.compile(r"<!-- source: (docs/[\w./]+\.md) sha256:([0-9a-f]{64}) -->")
 
 
 def _guide(unit: str, language: str = "en") -> str:
@@ -100,31 +100,40 @@ def test_every_unit_has_a_guide_and_no_guide_lacks_a_unit(language):
     assert sorted(path.stem for path in FORMS[language].folder.glob("*.md")) == UNITS
 
 
-@pytest.mark.parametrize("unit", UNITS)
-@pytest.mark.parametrize("language", [language for language in FORMS if language != "en"])
-def test_a_translated_guide_translates_the_current_english(unit, language):
-    """Its first line names the English guide and that guide's hash: a changed English guide
+TRANSLATED_PAGES = sorted(
+    path
+    for language in FORMS
+    if language != "en"
+    for path in (DOCS / language).rglob("*.md")
+    if path.name != "glossary.md"  # written in Korean, translating no English page
+)
+
+
+@pytest.mark.parametrize("page", TRANSLATED_PAGES, ids=lambda path: str(path.relative_to(DOCS)))
+def test_a_translated_page_translates_the_current_english(page):
+    """Its first line names the English page and that page's hash: a changed English page
     makes the translation stale until it is brought in step and the hash renewed."""
-    first_line = _guide(unit, language).splitlines()[0]
+    first_line = page.read_text(encoding="utf-8").splitlines()[0]
     named = _SOURCE_LINE.fullmatch(first_line)
-    assert named, f"docs/{language}/units/{unit}.md: the first line must be <!-- source: ... -->"
+    where = page.relative_to(ROOT)
+    assert named, f"{where}: the first line must be <!-- source: docs/... sha256:... -->"
+    language = page.relative_to(DOCS).parts[0]
     source = ROOT / named.group(1)
-    assert source == FORMS["en"].folder / f"{unit}.md", f"{unit}: names {named.group(1)}"
+    assert source == DOCS / page.relative_to(DOCS / language), f"{where} names {named.group(1)}"
     digest = hashlib.sha256(source.read_bytes()).hexdigest()
     assert named.group(2) == digest, (
-        f"docs/{language}/units/{unit}.md is stale: docs/units/{unit}.md changed since it was "
-        f"translated; bring the translation in step, then set its sha256 to {digest}"
+        f"{where} is stale: {named.group(1)} changed since it was translated; bring the "
+        f"translation in step, then set its sha256 to {digest}"
     )
 
 
-def test_the_index_links_every_unit_guide():
-    index = (DOCS / "README.md").read_text(encoding="utf-8")
-    for unit in UNITS:
-        assert f"(units/{unit}.md)" in index, f"docs/README.md does not link units/{unit}.md"
-
-
-def test_readme_links_the_instructor_guide():
-    assert "](docs/README.md)" in (ROOT / "README.md").read_text(encoding="utf-8")
+def test_every_translated_guide_has_its_index():
+    for language in FORMS:
+        if language != "en":
+            index = (DOCS / language / "README.md").read_text(encoding="utf-8")
+            for unit in UNITS:
+                assert f"(units/{unit}.md)" in index, f"docs/{language}/README.md lacks {unit}"
+            assert f"]({language}/README.md)" in (DOCS / "README.md").read_text(encoding="utf-8")
 
 
 @pytest.mark.parametrize(("language", "unit"), GUIDES)
