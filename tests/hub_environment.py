@@ -9,9 +9,10 @@ accounts cannot reach it, and the virtual environment are copied as hard links (
 space; nothing is ever written through a link: each file changed is replaced). The interpreter
 is made relocatable as standalone Python builds are (its library search path becomes
 ``$ORIGIN/../lib``), the environment and its scripts are repointed at their new place, the
-course's packages are plain copies instead of the editable install, and the guide's
-configuration files are in the environment's ``etc/jupyter``. Nothing outside the prefix is
-changed, and removing the prefix removes it all.
+course's packages are plain copies instead of the editable install, the guide's
+configuration files are in the environment's ``etc/jupyter``, and the learners' settings in
+``learner/`` beside it (:func:`install_learner_settings`, the guide's ``cp -r``). Nothing
+outside the prefix is changed, and removing the prefix removes it all.
 """
 
 from __future__ import annotations
@@ -72,6 +73,14 @@ def _relocated_python(prefix: Path, version: str) -> Path:
     return executable
 
 
+def install_learner_settings(prefix: Path) -> Path:
+    """What the guide's install copies to ``prefix/learner``: the learners' settings (no
+    instructor tools)."""
+    learner = prefix / "learner"
+    shutil.copytree(DEPLOY / "learner", learner)
+    return learner
+
+
 def install_course_environment(prefix: Path) -> Path:
     """Place the course environment at ``prefix/venv`` (see the module); returns its python."""
     prefix.mkdir(parents=True, exist_ok=True)
@@ -109,6 +118,7 @@ def install_course_environment(prefix: Path) -> Path:
     ]:  # fmt: skip
         target.parent.mkdir(parents=True, exist_ok=True)
         _replace(target, source.read_text(encoding="utf-8"))
+    install_learner_settings(prefix)
     exchange = prefix / "exchange"
     exchange.mkdir(exist_ok=True)
     exchange.chmod(0o1777)

@@ -1,21 +1,38 @@
 """The deployment guide's files (docs/deploy/) are the ones it describes and the ones the suite
 runs: the one-server hub configuration loads with the guide's defaults (tests/test_hub.py runs
-it), nbgrader's configuration names the course and the exchange, and the Kubernetes files parse
-and hold every key the guide relies on, with the course's own JupyterLab settings."""
+it), the learners' settings turn nbgrader's instructor tools off for the users' servers only,
+nbgrader's configuration names the course and the exchange, and the Kubernetes files parse and
+hold every key the guide relies on, with the course's own JupyterLab settings."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 
 import yaml
+from jupyter_core.paths import jupyter_config_path
+from jupyter_server.extension.config import ExtensionConfigManager
+from jupyter_server.services.config.manager import ConfigManager
 from traitlets.config import PyFileConfigLoader
 
 from tests.conftest import ROOT
+from tests.hub_environment import install_learner_settings
 
 DEPLOY = ROOT / "docs" / "deploy"
 GUIDE = ROOT / "docs" / "deploy.md"
 LAB = ROOT / "autograder" / "lab"
+_HUB_VARIABLES = (
+    "AUTOGRAD_PREFIX", "AUTOGRAD_GRADER", "AUTOGRAD_GROUP", "AUTOGRAD_COURSE_ROOT",
+    "AUTOGRAD_INSTRUCTORS", "AUTOGRAD_FORMGRADER_URL",
+)  # fmt: skip
+# nbgrader's table for students beside a formgrader service: no formgrader, no course list, no
+# create-assignment; the assignment list and validation stay.
+_OFF_SERVER = ("nbgrader.server_extensions.formgrader", "nbgrader.server_extensions.course_list")
+_ON_SERVER = ("nbgrader.server_extensions.assignment_list",
+              "nbgrader.server_extensions.validate_assignment")  # fmt: skip
+_OFF_LAB = ("@jupyter/nbgrader:formgrader", "@jupyter/nbgrader:course-list",
+            "@jupyter/nbgrader:create-assignment")  # fmt: skip
 
 
 def _load(path):
@@ -35,8 +52,7 @@ def test_the_guide_links_every_file_it_gives():
 
 
 def test_the_one_server_hub_config_with_the_guides_defaults(monkeypatch):
-    for name in ("AUTOGRAD_PREFIX", "AUTOGRAD_GRADER", "AUTOGRAD_GROUP", "AUTOGRAD_COURSE_ROOT",
-                 "AUTOGRAD_INSTRUCTORS", "AUTOGRAD_FORMGRADER_URL"):  # fmt: skip
+    for name in _HUB_VARIABLES:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("AUTOGRAD_INSTRUCTORS", "prof1 prof2")
     config = _load(DEPLOY / "one-server" / "jupyterhub_config.py")
@@ -46,6 +62,8 @@ def test_the_one_server_hub_config_with_the_guides_defaults(monkeypatch):
     assert config.Authenticator.admin_users == {"prof1", "prof2"}
     assert config.JupyterHub.spawner_class == "localprocess"
     assert config.Spawner.cmd == [python, "-m", "jupyterhub.singleuser"]
+    # the users' servers read the learners' settings, where the guide's install puts them
+    assert config.Spawner.environment["JUPYTER_CONFIG_PATH"] == "/opt/autograd-course/learner"
     [service] = config.JupyterHub.services
     assert (service["name"], service["user"], service["command"][0]) == (
         "autograd", "grader-autograd", python
@@ -58,6 +76,43 @@ def test_the_one_server_hub_config_with_the_guides_defaults(monkeypatch):
     assert config.JupyterHub.load_groups["formgrade-autograd"]["users"] == ["prof1", "prof2"]
     # the course's nbgrader configuration the service reads exists in the repository
     assert (ROOT / "autograder" / "nbgrader_config.py").is_file()
+
+
+def test_the_guide_installs_the_learners_settings_where_the_hub_reads_them():
+    guide = GUIDE.read_text(encoding="utf-8")
+    assert "cp -r docs/deploy/one-server/learner /opt/autograd-course/learner" in guide
+
+
+def test_the_learners_settings_turn_the_instructor_tools_off_for_learners_only(
+    tmp_path, monkeypatch
+):
+    """What the learners' servers and the formgrader service each enable, read as Jupyter
+    Server and JupyterLab read it: the learners' folder first, then this environment's
+    ``etc/jupyter``, where nbgrader's own file turns every nbgrader extension on."""
+    learner = ROOT / "docs" / "deploy" / "one-server" / "learner"
+    server = json.loads((learner / "jupyter_server_config.json").read_text(encoding="utf-8"))
+    page = json.loads((learner / "labconfig" / "page_config.json").read_text(encoding="utf-8"))
+    assert set(server["ServerApp"]["jpserver_extensions"]) == set(_OFF_SERVER)
+    assert set(page["disabledExtensions"]) == set(page["lockedExtensions"]) == set(_OFF_LAB)
+    for module in (*_OFF_SERVER, *_ON_SERVER):  # the names are nbgrader 0.9.6's
+        assert importlib.util.find_spec(module) is not None, module
+    monkeypatch.setenv("HOME", str(tmp_path))  # no settings of this machine's user
+    monkeypatch.delenv("JUPYTER_CONFIG_DIR", raising=False)
+
+    monkeypatch.setenv("JUPYTER_CONFIG_PATH", str(install_learner_settings(tmp_path)))
+    enabled = ExtensionConfigManager(read_config_path=jupyter_config_path())
+    assert [name for name in (*_OFF_SERVER, *_ON_SERVER) if enabled.enabled(name)] == list(
+        _ON_SERVER
+    )
+    disabled = ConfigManager(config_dir_name="labconfig").get("page_config")["disabledExtensions"]
+    assert {name for name, off in disabled.items() if off} >= set(_OFF_LAB)
+
+    # the formgrader service reads the course's folder and the environment's, not learner/
+    monkeypatch.setenv("JUPYTER_CONFIG_PATH", str(ROOT / "autograder"))
+    enabled = ExtensionConfigManager(read_config_path=jupyter_config_path())
+    assert all(enabled.enabled(name) for name in (*_OFF_SERVER, *_ON_SERVER))
+    disabled = ConfigManager(config_dir_name="labconfig").get("page_config")
+    assert not set(_OFF_LAB) & set(disabled.get("disabledExtensions", {}))
 
 
 def test_nbgrader_config_names_the_course_and_the_exchange_beside_the_environment():

@@ -6,10 +6,12 @@ sets only where things are (environment variables the file reads), and on the co
 ports and the hub's own state files. Learners' servers run from the course environment at a
 prefix every account can read (made as the guide's install would, :mod:`tests.hub_environment`),
 with the guide's nbgrader_config.py and the course's JupyterLab settings in its
-``etc/jupyter``. In Chromium (Playwright):
+``etc/jupyter``, and the guide's learners' settings beside it. In Chromium (Playwright):
 
-1. a learner logs in, finds JupyterLab asking nothing and unit 01 trusted, fetches unit 01,
-   answers, validates and submits;
+1. a learner logs in, finds JupyterLab asking nothing, none of nbgrader's instructor tools in
+   her server (no formgrader or course list served, no formgrader, course list or
+   create-assignment in JupyterLab) and unit 01 trusted, fetches unit 01, answers, validates
+   and submits;
 2. the instructor collects in formgrader, grades the class with ``python -m autograder grade``
    (as the grader account, in its sandbox), opens the learner's submission in formgrader, sees
    the grader's decisions, adds a comment, generates and releases feedback;
@@ -249,6 +251,39 @@ def _notifications(page) -> list[str]:
     )
 
 
+_INSTRUCTOR_PLUGINS = ("formgrader", "course-list", "create-assignment")
+_INSTRUCTOR_COMMANDS = ("nbgrader:open-formgrader", "nbgrader:open-formgrader-local",
+                        "nbgrader:open-course-list", "nbgrader:open-create-assignment")  # fmt: skip
+
+
+def _no_instructor_tools(page, room) -> None:
+    """The learner's server, started with the guide's learners' settings, serves neither
+    formgrader nor the course list, and her JupyterLab has no formgrader, course list or
+    create-assignment: the Nbgrader menu holds the assignment list alone."""
+    for path in ("formgrader", "formgrader/manage_assignments", "formgraders"):
+        response = page.request.get(f"{room.url}/user/{LEARNER}/{path}", max_redirects=0)
+        assert response.status in (403, 404), f"/user/{LEARNER}/{path}: {response.status}"
+    plugins = page.evaluate(
+        f"""ids => ids.filter(id => {_APP}.hasPlugin('@jupyter/nbgrader:' + id))""",
+        [*_INSTRUCTOR_PLUGINS, "assignment-list", "validate-assignment"],
+    )
+    assert plugins == ["assignment-list", "validate-assignment"], plugins
+    commands = page.evaluate(f"() => {_APP}.commands.listCommands()")
+    assert "nbgrader:open-assignment-list" in commands
+    assert [c for c in _INSTRUCTOR_COMMANDS if c in commands] == []
+    page.locator(".lm-MenuBar-itemLabel", has_text="Nbgrader").click()
+    menu = page.locator("#jp-mainmenu-nbgrader")
+    menu.wait_for(timeout=10_000)
+    items = menu.evaluate(
+        """menu => [...menu.querySelectorAll('.lm-Menu-item')]
+                   .filter(item => item.checkVisibility())
+                   .map(item => item.innerText.trim())"""
+    )
+    _shot(page, "1b-learner-nbgrader-menu")
+    page.keyboard.press("Escape")
+    assert items == ["Assignment List"], items
+
+
 def _first_answer() -> tuple[int, str]:
     """The index of unit 01's first answer cell and its solution, without nbgrader's markers."""
     source = nbformat.read(LAYOUT.source_notebook(UNIT), as_version=4)
@@ -266,6 +301,7 @@ def _learner_works(browser, room) -> None:
     page.wait_for_timeout(3000)  # the news question, where it is asked, comes after start-up
     _shot(page, "1-learner-logged-in")
     assert _notifications(page) == [], "JupyterLab asked something on a fresh profile"
+    _no_instructor_tools(page, room)
 
     _command(page, "nbgrader:open-assignment-list")
     released = page.locator("#released_assignments_list")
@@ -290,6 +326,7 @@ def _learner_works(browser, room) -> None:
                  .filter(c => c.model.type === 'code').map(c => c.model.trusted)"""
     )
     assert trusted and all(trusted), "the fetched course notebook opened untrusted"
+    assert page.locator(".nbgrader-CreateAssignmentWidget").count() == 0, "create-assignment"
     index, answer = _first_answer()
     page.evaluate(
         f"""([index, answer]) => {{

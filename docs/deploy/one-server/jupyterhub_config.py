@@ -5,7 +5,9 @@ that account from the course environment, a virtual environment every account ca
 (``/opt/autograd-course/venv``; docs/deploy.md says how to make it). nbgrader's exchange is one
 folder every account can write (``nbgrader_config.py`` beside this file). The instructors grade
 in formgrader, a service of the hub run as the grader account that owns the course repository
-(nbgrader's "One Class, Multiple Graders").
+(nbgrader's "One Class, Multiple Graders"); the servers the hub starts for its users read the
+learners' settings first (``learner/`` beside this file, installed as
+``/opt/autograd-course/learner``), which turn nbgrader's instructor tools off there.
 
 tests/test_hub.py starts a hub with this file; it changes only what the environment variables
 below name (where things are on the test machine), and on the command line the ports and the
@@ -38,7 +40,14 @@ c.JupyterHub.spawner_class = "localprocess"
 c.Spawner.cmd = [PYTHON, "-m", "jupyterhub.singleuser"]
 c.Spawner.default_url = "/lab"
 c.Spawner.notebook_dir = "~"
-c.Spawner.environment = {"PATH": f"{PREFIX / 'venv' / 'bin'}:/usr/bin:/bin"}
+# nbgrader's table for a class with a formgrader service ("One Class, Multiple Graders"): no
+# formgrader, course list or create-assignment in the users' own servers, only the assignment
+# list and validation; JUPYTER_CONFIG_PATH is read before the environment's etc/jupyter, which
+# turns every nbgrader extension on (the formgrader service keeps them).
+c.Spawner.environment = {
+    "PATH": f"{PREFIX / 'venv' / 'bin'}:/usr/bin:/bin",
+    "JUPYTER_CONFIG_PATH": str(PREFIX / "learner"),
+}
 c.Spawner.http_timeout = 120
 c.Spawner.start_timeout = 120
 
