@@ -11,7 +11,7 @@ is made relocatable as standalone Python builds are (its library search path bec
 ``$ORIGIN/../lib``), the environment and its scripts are repointed at their new place, the
 course's packages are plain copies instead of the editable install, the guide's
 configuration files are in the environment's ``etc/jupyter``, and the learners' settings in
-``learner/`` beside it (:func:`install_learner_settings`, the guide's ``cp -r``). Nothing
+``learner/`` beside it (:func:`install_learner_settings`, the guide's two ``cp -r``). Nothing
 outside the prefix is changed, and removing the prefix removes it all.
 """
 
@@ -75,9 +75,10 @@ def _relocated_python(prefix: Path, version: str) -> Path:
 
 def install_learner_settings(prefix: Path) -> Path:
     """What the guide's install copies to ``prefix/learner``: the learners' settings (no
-    instructor tools)."""
+    instructor tools) and, in ``learner/ko``, a Korean class's JupyterLab settings."""
     learner = prefix / "learner"
     shutil.copytree(DEPLOY / "learner", learner)
+    shutil.copytree(LAB / "ko", learner / "ko")
     return learner
 
 

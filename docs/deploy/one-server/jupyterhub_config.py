@@ -7,7 +7,8 @@ folder every account can write (``nbgrader_config.py`` beside this file). The in
 in formgrader, a service of the hub run as the grader account that owns the course repository
 (nbgrader's "One Class, Multiple Graders"); the servers the hub starts for its users read the
 learners' settings first (``learner/`` beside this file, installed as
-``/opt/autograd-course/learner``), which turn nbgrader's instructor tools off there.
+``/opt/autograd-course/learner``), which turn nbgrader's instructor tools off there. A class
+taught in Korean sets ``AUTOGRAD_COURSE_LANG=ko``: JupyterLab's own menus in Korean too.
 
 tests/test_hub.py starts a hub with this file; it changes only what the environment variables
 below name (where things are on the test machine), and on the command line the ports and the
@@ -26,6 +27,7 @@ GROUP = os.environ.get("AUTOGRAD_GROUP", "autograd")  # the Unix group of the cl
 COURSE_ROOT = os.environ.get("AUTOGRAD_COURSE_ROOT", f"/home/{GRADER}/autograd-course")
 INSTRUCTORS = set(os.environ.get("AUTOGRAD_INSTRUCTORS", "").split())
 FORMGRADER_URL = os.environ.get("AUTOGRAD_FORMGRADER_URL", "http://127.0.0.1:9999")
+LANGUAGE = os.environ.get("AUTOGRAD_COURSE_LANG", "en")  # the class's language: en or ko
 COURSE_ID = "autograd"
 PYTHON = str(PREFIX / "venv" / "bin" / "python")
 
@@ -43,10 +45,18 @@ c.Spawner.notebook_dir = "~"
 # nbgrader's table for a class with a formgrader service ("One Class, Multiple Graders"): no
 # formgrader, course list or create-assignment in the users' own servers, only the assignment
 # list and validation; JUPYTER_CONFIG_PATH is read before the environment's etc/jupyter, which
-# turns every nbgrader extension on (the formgrader service keeps them).
+# turns every nbgrader extension on (the formgrader service keeps them). A class in another
+# language reads learner/LANG first: autograder/lab/LANG, JupyterLab's own UI in that language.
+LEARNER = PREFIX / "learner"
+if LANGUAGE != "en" and not (LEARNER / LANGUAGE).is_dir():
+    raise ValueError(
+        f"AUTOGRAD_COURSE_LANG={LANGUAGE}: no {LEARNER / LANGUAGE} (docs/deploy.md installs "
+        "autograder/lab/LANG there; the course's languages are the folders of autograder/lab)"
+    )
+LEARNER_CONFIG = [*([LEARNER / LANGUAGE] if LANGUAGE != "en" else []), LEARNER]
 c.Spawner.environment = {
     "PATH": f"{PREFIX / 'venv' / 'bin'}:/usr/bin:/bin",
-    "JUPYTER_CONFIG_PATH": str(PREFIX / "learner"),
+    "JUPYTER_CONFIG_PATH": os.pathsep.join(str(path) for path in LEARNER_CONFIG),
 }
 c.Spawner.http_timeout = 120
 c.Spawner.start_timeout = 120
