@@ -233,6 +233,13 @@ def test_the_kubernetes_files_hold_what_the_guide_relies_on():
     server = json.loads((LAB / "jupyter_server_config.json").read_text())
     assert files["lab-settings"]["data"] == overrides
     assert files["course-contents"]["data"] == server
+    # learners' servers without the instructor tools: the one-server hub's learner files
+    learner = DEPLOY / "one-server" / "learner"
+    assert singleuser["extraEnv"]["JUPYTER_CONFIG_PATH"] == "/etc/jupyter/learner"
+    for key, name in (("learner-server", "jupyter_server_config.json"),
+                      ("learner-lab", "labconfig/page_config.json")):  # fmt: skip
+        assert files[key]["mountPath"] == f"/etc/jupyter/learner/{name}"
+        assert files[key]["data"] == json.loads((learner / name).read_text(encoding="utf-8"))
 
     [claim] = _yaml("exchange-pvc.yaml")
     assert claim["kind"] == "PersistentVolumeClaim"
