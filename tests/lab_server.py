@@ -1,7 +1,7 @@
 """Start a JupyterLab server for a test, wait until it answers, and stop it with all it started.
 
 Shared by the tests that talk to JupyterLab over HTTP (test_lab.py) and in a browser
-(test_browser.py).
+(test_browser.py, test_hub.py), with the one step both browser tests take: Validate.
 """
 
 from __future__ import annotations
@@ -49,3 +49,16 @@ def running_lab(
         finally:
             os.killpg(server.pid, signal.SIGTERM)
             server.wait(timeout=30)
+
+
+def validate(page) -> object:
+    """Press nbgrader's Validate button in a JupyterLab ``page`` (Playwright); the result
+    dialog, once nbgrader has answered."""
+    page.get_by_role("button", name="Validate").click()
+    dialog = page.locator(".jp-Dialog")
+    dialog.wait_for(timeout=180_000)
+    page.wait_for_function(
+        "() => !document.querySelector('.jp-Dialog')?.innerText.includes('Validating')",
+        timeout=180_000,
+    )
+    return dialog

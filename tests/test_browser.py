@@ -22,7 +22,7 @@ import torch
 import gradgraph
 from gradgraph.inspector import node_facts
 from tests.conftest import LAYOUT, ROOT
-from tests.lab_server import free_port, running_lab
+from tests.lab_server import free_port, running_lab, validate
 
 pytestmark = pytest.mark.xdist_group("browser")
 playwright = pytest.importorskip("playwright.sync_api", reason="Playwright is not installed")
@@ -239,14 +239,7 @@ def _text_of(page, index: int) -> str:
 def _validate(page):
     """Save and press Validate; the dialog, once nbgrader has answered."""
     _run(page, "docmanager:save")
-    page.get_by_role("button", name="Validate").click()
-    dialog = page.locator(".jp-Dialog")
-    dialog.wait_for(timeout=180_000)
-    page.wait_for_function(
-        "() => !document.querySelector('.jp-Dialog')?.innerText.includes('Validating')",
-        timeout=180_000,
-    )
-    return dialog
+    return validate(page)
 
 
 def test_a_learner_answers_an_exercise_and_validates(page, lab):

@@ -45,7 +45,7 @@ from nbgrader.api import Gradebook
 
 from tests.conftest import LAYOUT, ROOT
 from tests.hub_environment import DEPLOY, install_course_environment
-from tests.lab_server import free_port
+from tests.lab_server import free_port, validate
 
 pytestmark = pytest.mark.xdist_group("hub")
 playwright = pytest.importorskip("playwright.sync_api", reason="Playwright is not installed")
@@ -338,13 +338,7 @@ def _learner_works(browser, room) -> None:
     _command(page, "docmanager:save")
     page.wait_for_timeout(1000)
     _shot(page, "3-learner-answered")
-    page.get_by_role("button", name="Validate").click()
-    dialog = page.locator(".jp-Dialog")
-    dialog.wait_for(timeout=180_000)
-    page.wait_for_function(
-        "() => !document.querySelector('.jp-Dialog')?.innerText.includes('Validating')",
-        timeout=180_000,
-    )
+    dialog = validate(page)
     _shot(page, "4-learner-validated")
     assert "failed" in dialog.inner_text().lower() or "NotImplementedError" in dialog.inner_text()
     dialog.get_by_role("button").last.click()
