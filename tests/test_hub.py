@@ -366,6 +366,10 @@ def _button(page, column: str) -> None:
     page.wait_for_timeout(500)
 
 
+def _comment_saved(response) -> bool:
+    return "/api/comment/" in response.url and response.request.method == "PUT"
+
+
 def _instructor_grades(browser, room) -> None:
     page = _log_in(browser, room, INSTRUCTOR)
     page.wait_for_load_state()
@@ -385,8 +389,10 @@ def _instructor_grades(browser, room) -> None:
     comment = page.locator("textarea.comment").first
     comment.click()
     comment.fill(COMMENT)
-    page.keyboard.press("Tab")  # formgrader saves a comment when it loses focus
-    page.wait_for_timeout(1500)
+    # formgrader saves a comment when it loses focus, by a PUT that may be slow under load
+    with page.expect_response(_comment_saved, timeout=60_000) as saved:
+        page.keyboard.press("Tab")
+    assert saved.value.ok, saved.value.status
     _shot(page, "7-instructor-submission")
 
     _manage(page, room)
@@ -396,14 +402,22 @@ def _instructor_grades(browser, room) -> None:
     page.context.close()
 
 
+def _wait_for_file(folder: Path, pattern: str, seconds: float = 60) -> Path:
+    """The one file matching pattern under folder, once it is there (the fetch is asynchronous)."""
+    deadline = time.monotonic() + seconds
+    while not (found := sorted(folder.glob(pattern))) and time.monotonic() < deadline:
+        time.sleep(0.25)
+    assert len(found) == 1, f"{folder}/{pattern}: {found}"
+    return found[0]
+
+
 def _learner_reads_feedback(browser, room) -> None:
     page = _log_in(browser, room, LEARNER)
     _wait_for_lab(page)
     _command(page, "nbgrader:open-assignment-list")
     submitted = page.locator("#submitted_assignments_list")
     submitted.get_by_role("button", name="Fetch Feedback").first.click()
-    page.wait_for_timeout(2000)
-    [feedback] = (room.base / "home" / LEARNER / UNIT / "feedback").glob(f"*/{UNIT}.html")
+    feedback = _wait_for_file(room.base / "home" / LEARNER / UNIT / "feedback", f"*/{UNIT}.html")
     relative = feedback.relative_to(room.base / "home" / LEARNER)
     page.goto(f"{room.url}/user/{LEARNER}/files/{relative}")
     page.get_by_text(COMMENT).wait_for(timeout=30_000)
