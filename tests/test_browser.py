@@ -175,6 +175,19 @@ def _run(page, command: str) -> None:
     page.evaluate(f"command => {_APP}.commands.execute(command)", command)
 
 
+def _frame_source(image) -> str:
+    return image.get_attribute("src") or ""
+
+
+def _wait_for_new_frame(page, image, shown: str) -> None:
+    """Until the player's image holds another frame than `shown` (the kernel draws it)."""
+    page.wait_for_function(
+        "([img, shown]) => img.getAttribute('src') !== shown",
+        arg=[image.element_handle(), shown],
+        timeout=30_000,
+    )
+
+
 def test_a_learner_runs_a_unit_and_plays_the_graph(page, lab):
     _open_unit(page, lab, PLAYER_UNIT)
     _run(page, "notebook:run-all-cells")
@@ -184,14 +197,17 @@ def test_a_learner_runs_a_unit_and_plays_the_graph(page, lab):
     player.scroll_into_view_if_needed()
     image = player.locator("img").first
     first = _shot(image, "player-step-0")
+    shown = _frame_source(image)
     player.get_by_role("button", name="step ▶").click()
-    page.wait_for_timeout(800)
+    _wait_for_new_frame(page, image, shown)
     second = _shot(image, "player-step-1")
     assert first != second, "stepping did not change the frame"
     readout = player.locator(".widget-readout")
     assert readout.inner_text().strip() == "1"
+    shown = _frame_source(image)
     player.locator(".widget-play button").first.click()  # play
-    page.wait_for_timeout(2500)
+    _wait_for_new_frame(page, image, shown)
+    page.wait_for_timeout(1000)  # let it play on a little
     third = _shot(image, "player-playing")
     assert third != second, "playing did not change the frame"
     assert int(readout.inner_text()) > 1
