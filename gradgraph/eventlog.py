@@ -57,7 +57,6 @@ class EventLog:
         self._calls: dict[int, int] = {}  # autograd graph task id -> call number
         self._call_origins: list[tuple[SourceLine | None, str]] = []  # by call number - 1
         self._backward_calls: dict[int, BackwardCall] = {}
-        self._last_call: int | None = None
 
     def __repr__(self) -> str:
         return f"EventLog({len(self._entries)} events{', closed' if self._closed else ''})"
@@ -78,14 +77,21 @@ class EventLog:
         ``details`` is kept as given (not copied): do not change it afterwards.
         """
         with self._lock:
-            if self._closed:
-                return
-            task = _graph_task_id()
-            call = None if task < 0 else self._call(task, name)
-            memory = self._memory
-            allocated = memory.allocated() if memory.allocated is not None else None
-            thread = _current_thread()  # its name is read with the event
-            self._entries.append((kind, node, name, details, memory.total, allocated, thread, call))
+            if not self._closed:  # what _append does, inlined: this is the hooks' path
+                task = _graph_task_id()
+                memory = self._memory
+                self._entries.append(
+                    (
+                        kind,
+                        node,
+                        name,
+                        details,
+                        memory.total,
+                        memory.allocated() if memory.allocated is not None else None,
+                        _current_thread(),  # its name is read with the event
+                        None if task < 0 else (self._calls.get(task) or self._new_call(task, name)),
+                    )
+                )
 
     def emit_saved(
         self, node: int, name: str, details: dict[str, Any], key: Hashable, nbytes: int
@@ -94,21 +100,21 @@ class EventLog:
         with self._lock:
             if not self._closed:
                 details["alias"] = not self._memory.add(key, nbytes)
-                self._append(EventKind.SAVED, node, name, details)
+                self._append(EventKind.SAVED, node, name, details, _graph_task_id())
 
     def emit_freed(self, node: int, name: str, details: dict[str, Any], key: Hashable) -> None:
         """Log a released saved tensor (``details["released"]``: its storage left the saved set)."""
         with self._lock:
             if not self._closed:
                 details["released"] = self._memory.remove(key)
-                self._append(EventKind.FREED, node, name, details)
+                self._append(EventKind.FREED, node, name, details, _graph_task_id())
 
     def emit_error(self, node: int | None, name: str, details: Mapping[str, Any]) -> None:
         """Log an error; one raised by a backward call belongs to the last call that ran."""
         with self._lock:
             if not self._closed:
-                call = self._last_call if details.get("op") == "backward" else None
-                self._append(EventKind.ERROR, node, name, details, call)
+                call = self._last_call() if details.get("op") == "backward" else None
+                self._append(EventKind.ERROR, node, name, details, -1, call)
 
     def snapshot(self) -> tuple[Event, ...]:
         """The events so far."""
@@ -129,26 +135,27 @@ class EventLog:
         node: int | None,
         name: str,
         details: Mapping[str, Any],
-        call: int | None = -1,
+        task: int,
+        call: int | None = None,
     ) -> None:
-        """Log one entry; ``call``: its backward call's number, -1 for the one running now."""
-        if call == -1:
-            task = _graph_task_id()
-            call = None if task < 0 else self._call(task, name)
+        """Log one entry: of the backward call of graph task ``task`` (< 0: ``call``)."""
+        if task >= 0:
+            call = self._calls.get(task) or self._new_call(task, name)
         memory = self._memory
         allocated = memory.allocated() if memory.allocated is not None else None
         thread = _current_thread()  # its name is read with the event
         self._entries.append((kind, node, name, details, memory.total, allocated, thread, call))
 
-    def _call(self, task: int, name: str) -> int:
-        """The number of the backward call of autograd's graph task ``task``; a new call
-        notes where it was made, to be named after what it differentiates."""
-        call = self._calls.get(task)
-        if call is None:
-            call = self._calls[task] = len(self._calls) + 1
-            self._call_origins.append((user_source_line(), name))
-        self._last_call = call
+    def _new_call(self, task: int, name: str) -> int:
+        """Number autograd's graph task ``task`` as the next backward call, noting where it
+        was made, to be named after what it differentiates."""
+        call = self._calls[task] = len(self._calls) + 1
+        self._call_origins.append((user_source_line(), name))
         return call
+
+    def _last_call(self) -> int | None:
+        """The number of the backward call that logged last, None before any."""
+        return next((entry[7] for entry in reversed(self._entries) if entry[7] is not None), None)
 
     def _event(self, index: int, entry: _Entry) -> Event:
         kind, node, name, details, saved, allocated, thread, call = entry

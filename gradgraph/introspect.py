@@ -25,6 +25,7 @@ __all__ = ["node_class", "output_meta", "saved_hooks_active", "saved_slots"]
 _SAVED_PREFIX = "_raw_saved_"
 _top_saved_hooks = getattr(torch._C._autograd, "_top_saved_tensors_default_hooks", None)
 _slot_names: dict[type, tuple[tuple[str, str, str], ...]] = {}
+_SavedTensor = torch._C._autograd.SavedTensor
 
 
 def node_class(node: Any) -> str:
@@ -53,13 +54,17 @@ def saved_hooks_active() -> bool:
 
 
 def _slot_attrs(node: Any) -> tuple[tuple[str, str, str], ...]:
-    """``(slot, "_saved_" + slot, "_raw_saved_" + slot)`` for each slot of the node's class."""
-    names = _slot_names.get(type(node))
+    """``(slot, "_saved_" + slot, "_raw_saved_" + slot)`` for each slot of the node's class
+    (a custom ``autograd.Function``'s node has one: ``saved_tensors``)."""
+    kind = type(node)
+    names = _slot_names.get(kind)
     if names is None:
-        slots = [a[len(_SAVED_PREFIX) :] for a in dir(node) if a.startswith(_SAVED_PREFIX)]
-        names = _slot_names[type(node)] = tuple(
-            (slot, "_saved_" + slot, _SAVED_PREFIX + slot) for slot in slots
-        )
+        if hasattr(kind, "_raw_saved_tensors"):
+            names = (("tensors", "saved_tensors", "_raw_saved_tensors"),)
+        else:
+            slots = [a[len(_SAVED_PREFIX) :] for a in dir(node) if a.startswith(_SAVED_PREFIX)]
+            names = tuple((slot, "_saved_" + slot, _SAVED_PREFIX + slot) for slot in slots)
+        _slot_names[kind] = names
     return names
 
 
@@ -71,22 +76,19 @@ def saved_slots(node: Any) -> list[tuple[str, Any]] | None:
     """
     slots: list[tuple[str, Any]] = []
     try:
-        if hasattr(node, "_raw_saved_tensors"):  # a custom autograd.Function
-            values = [("tensors", node.saved_tensors, node._raw_saved_tensors)]
-        else:
-            values = [
-                (slot, getattr(node, saved), getattr(node, raw))
-                for slot, saved, raw in _slot_attrs(node)
-            ]
+        for slot, saved, raw_name in _slot_attrs(node):
+            value = getattr(node, saved)  # PyTorch's checks: raises if freed or modified
+            if value is None:
+                continue
+            raw = getattr(node, raw_name)
+            if isinstance(raw, _SavedTensor):
+                slots.append((slot, raw))
+            elif isinstance(raw, (list, tuple)):
+                slots += [
+                    (f"{slot}[{i}]", item)
+                    for i, (item, unpacked) in enumerate(zip(raw, value, strict=False))
+                    if unpacked is not None and isinstance(item, _SavedTensor)
+                ]
     except RuntimeError:
         return None
-    for slot, value, raw in values:
-        if isinstance(raw, (list, tuple)):
-            slots += [
-                (f"{slot}[{i}]", item)
-                for i, (item, saved) in enumerate(zip(raw, value, strict=False))
-                if saved is not None and isinstance(item, torch._C._autograd.SavedTensor)
-            ]
-        elif value is not None and isinstance(raw, torch._C._autograd.SavedTensor):
-            slots.append((slot, raw))
     return slots

@@ -30,6 +30,7 @@ class LeafNames:
 
     def __init__(self) -> None:
         self._names: dict[int, tuple[weakref.ref, str]] = {}
+        self._ref = weakref.ref(self)  # the tensors' death callbacks reach the names weakly
 
     def __repr__(self) -> str:
         return f"LeafNames({len(self._names)} names)"
@@ -39,7 +40,7 @@ class LeafNames:
 
     def __setitem__(self, t: torch.Tensor, name: str) -> None:
         key = id(t)
-        self._names[key] = (weakref.ref(t, functools.partial(_forget, self._names, key)), name)
+        self._names[key] = (weakref.ref(t, functools.partial(_forget, self._ref, key)), name)
 
     def setdefault(self, t: torch.Tensor, name: str) -> None:
         """Name ``t`` unless it has a name already."""
@@ -52,7 +53,10 @@ class LeafNames:
         return entry[1] if entry is not None and entry[0]() is t else default
 
 
-def _forget(names: dict[int, tuple[weakref.ref, str]], key: int, ref: weakref.ref) -> None:
-    entry = names.get(key)
+def _forget(owner: weakref.ref, key: int, ref: weakref.ref) -> None:
+    """Drop the name of a tensor that died (a weak reference to the names: a strong one
+    would be a reference cycle that only the garbage collector frees)."""
+    names = owner()
+    entry = names._names.get(key) if names is not None else None
     if entry is not None and entry[0] is ref:
-        del names[key]
+        del names._names[key]

@@ -8,6 +8,11 @@ hooks to ``wrap`` first; hooks that torch or gradgraph register for themselves (
 full backward hook, the recorder's own) pass unchanged. The original is put back when
 the block ends; hooks wrapped inside it stay wrapped (and keep firing as the user's).
 
+The recorder's own node hooks are :class:`OwnHook` partials. In the block they are filed
+straight into the node's hook table, with an :class:`OwnHandle` to remove them (the
+recorder hooks every node it sees: torch's own filing, a ``RemovableHandle`` each, would
+be much of its cost); outside it they take torch's ordinary path.
+
 >>> import torch
 >>> fired = []
 >>> def wrap(hook):
@@ -20,20 +25,56 @@ the block ends; hooks wrapped inside it stay wrapped (and keep firing as the use
 >>> y.backward()
 >>> fired  # the pre-hook gets one argument, the post-hook two
 [1, 2]
+>>> def own(grad_outputs):
+...     fired.append("own")
+>>> with observe_node_hooks(wrap):
+...     y = (x * 2).sum()
+...     handle = y.grad_fn.register_prehook(OwnHook(own))
+>>> y.backward(retain_graph=True)
+>>> handle.remove()
+>>> y.backward()
+>>> fired[2:], type(handle).__name__  # it fired once, not wrapped (no count from wrap)
+(['own'], 'OwnHandle')
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
+import itertools
+import weakref
+from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import torch
 
-__all__ = ["observe_node_hooks"]
+__all__ = ["OwnHandle", "OwnHook", "observe_node_hooks"]
 
 _RECORDERS = "gradgraph.watcher"  # where the recorder's own node hooks are defined
+_own_keys = itertools.count(-1, -1)  # torch's own handles count up from 0
+
+
+class OwnHook(functools.partial):
+    """A hook of the recorder's own on a node: ``OwnHook(function, *arguments)``."""
+
+    __slots__ = ()
+
+
+class OwnHandle(tuple):
+    """``(weak reference to a node's hook table, key)``: removes what was filed under the key.
+
+    A tuple (made without a Python call) that holds no hook: the recorder keeps its
+    handles and its hooks hold the recorder, so a handle holding a hook would be a cycle.
+    """
+
+    __slots__ = ()
+
+    def remove(self) -> None:
+        """Take the hook out of its node's table (nothing if the node is gone)."""
+        table = self[0]()
+        if table is not None:
+            table.pop(self[1], None)
 
 
 def _users(hook: Callable) -> bool:
@@ -52,6 +93,12 @@ def observe_node_hooks(wrap: Callable[[Callable], Callable]) -> Iterator[None]:
     original = holder._register_hook
 
     def register_hook(backward_hooks: Any, hook: Callable) -> Any:
+        if type(hook) is OwnHook:  # filed as torch files hooks, without its handle
+            if backward_hooks is None:
+                backward_hooks = OrderedDict()
+            key = next(_own_keys)
+            backward_hooks[key] = hook
+            return backward_hooks, OwnHandle((weakref.ref(backward_hooks), key))
         return original(backward_hooks, wrap(hook) if _users(hook) else hook)
 
     holder._register_hook = staticmethod(register_hook)

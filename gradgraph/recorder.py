@@ -272,12 +272,6 @@ class _ForwardMode(TorchFunctionMode):
         super().__init__()
         self._log = recording._log
         self._watcher = recording._watcher
-        tensor = torch.Tensor
-        self._special: dict[Callable, Callable] = {
-            tensor.register_hook: self._register_hook,
-            tensor.register_post_accumulate_grad_hook: self._register_post_accumulate_grad_hook,
-            tensor.retain_grad: self._retain_grad,
-        }
 
     def __torch_function__(
         self, func: Callable, types: Any, args: tuple = (), kwargs: Mapping | None = None
@@ -286,10 +280,10 @@ class _ForwardMode(TorchFunctionMode):
         name = getattr(func, "__name__", "op")
         if name == "__get__":  # attribute reads (.grad_fn, .shape) make no nodes
             return func(*args, **kwargs)
-        special = self._special.get(func)
+        special = _SPECIAL.get(func)
         try:
             if special is not None:
-                return special(*args, **kwargs)
+                return special(self, *args, **kwargs)
             result = func(*args, **kwargs)
         except RuntimeError as err:
             _log_error(self._log, self._watcher, name.strip("_"), err)
@@ -312,6 +306,17 @@ class _ForwardMode(TorchFunctionMode):
         t.retain_grad()
         if not t.is_leaf:
             self._watcher.watch_retained(t)
+
+
+# Calls the recorder takes over (plain functions, called with the mode: a table of the
+# mode's bound methods would be a reference cycle that only the garbage collector frees)
+_SPECIAL: dict[Callable, Callable] = {
+    torch.Tensor.register_hook: _ForwardMode._register_hook,
+    torch.Tensor.register_post_accumulate_grad_hook: (
+        _ForwardMode._register_post_accumulate_grad_hook
+    ),
+    torch.Tensor.retain_grad: _ForwardMode._retain_grad,
+}
 
 
 @contextlib.contextmanager

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import atexit
 from collections.abc import Callable, Hashable
+from functools import partial
 
 import torch
 
@@ -67,25 +68,25 @@ class Holder:
 
 def packer(log: EventLog, node: int, name: str, slot: str) -> Callable[[torch.Tensor], Holder]:
     """The pack hook of ``slot`` of node ``node`` (named ``name``): it logs ``saved``."""
+    return partial(_pack, log, node, name, slot)
 
-    def pack(t: torch.Tensor) -> Holder:
-        key, nbytes = storage_facts(t)
-        numel = t.numel()
-        facts = {
-            "slot": slot,
-            "shape": t.shape,
-            "dtype": t.dtype,
-            "device": t.device,
-            "numel": numel,
-            "bytes": numel * t.element_size(),
-        }
-        log.emit_saved(node, name, facts.copy(), key, nbytes)
-        # PyTorch hands pack a tensor without history (an alias sharing the version
-        # counter); one that had history would make a reference cycle through the graph
-        kept = t.detach() if t.requires_grad else t
-        return Holder(kept, log, node, name, facts, key)
 
-    return pack
+def _pack(log: EventLog, node: int, name: str, slot: str, t: torch.Tensor) -> Holder:
+    key, nbytes = storage_facts(t)
+    numel = t.numel()
+    facts = {
+        "slot": slot,
+        "shape": t.shape,
+        "dtype": t.dtype,
+        "device": t.device,
+        "numel": numel,
+        "bytes": numel * t.element_size(),
+    }
+    log.emit_saved(node, name, facts.copy(), key, nbytes)
+    # PyTorch hands pack a tensor without history (an alias sharing the version
+    # counter); one that had history would make a reference cycle through the graph
+    kept = t.detach() if t.requires_grad else t
+    return Holder(kept, log, node, name, facts, key)
 
 
 def unpack(holder: Holder) -> torch.Tensor:

@@ -35,7 +35,7 @@ _SKIPPED_DIRS = (
     os.path.dirname(torch.__file__) + os.sep,
     os.path.dirname(os.path.abspath(__file__)) + os.sep,
 )
-_skipped: dict[str, bool] = {}  # file name -> whether it is torch's or gradgraph's
+_skipped: set[object] = set()  # code objects of torch's and gradgraph's met so far
 
 
 _NAME = r"([A-Za-z_][\w.]*(?:\[[^\]]*\])?)"
@@ -81,11 +81,10 @@ def user_source_line() -> SourceLine | None:
     """The innermost frame outside torch and gradgraph, as a :class:`SourceLine`."""
     frame = sys._getframe(1)
     while frame is not None:
-        filename = frame.f_code.co_filename
-        skipped = _skipped.get(filename)
-        if skipped is None:
-            skipped = _skipped[filename] = filename.startswith(_SKIPPED_DIRS)
-        if not skipped:
-            return SourceLine(filename, frame.f_lineno)
+        code = frame.f_code
+        if code not in _skipped:  # most frames are torch's: the cheapest test first
+            if not code.co_filename.startswith(_SKIPPED_DIRS):
+                return SourceLine(code.co_filename, frame.f_lineno)
+            _skipped.add(code)
         frame = frame.f_back
     return None

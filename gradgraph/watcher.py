@@ -25,10 +25,12 @@ values when the events are first read.
 
 from __future__ import annotations
 
-import functools
 import itertools
 import weakref
 from collections.abc import Callable, Iterable
+from functools import partial
+from itertools import repeat
+from operator import itemgetter
 from typing import Any
 
 import torch
@@ -38,6 +40,7 @@ from .eventlog import EventLog
 from .events import EventKind
 from .introspect import output_meta, saved_hooks_active, saved_slots
 from .names import LeafNames
+from .nodehooks import OwnHook
 from .saved import packer, unpack
 from .source import user_source_line
 
@@ -50,12 +53,9 @@ _graph_task_id = torch._C._current_graph_task_id
 _current_node = torch._C._current_autograd_node
 _queue_callback = torch.autograd.Variable._execution_engine.queue_callback
 _serials = itertools.count()
-
-
-def _is_parameter(t: torch.Tensor | None) -> bool:
-    kind = type(t)  # isinstance asks nn.Parameter's metaclass (slow); plain tensors are common
-    parameter = torch.nn.Parameter
-    return kind is parameter or (kind is not torch.Tensor and isinstance(t, parameter))
+_first = itemgetter(0)
+_Tensor, _Parameter = torch.Tensor, torch.nn.Parameter
+_LEAF_STARTED = {"grad_fn": "AccumulateGrad"}  # the details of every leaf's backward event
 
 
 def _norm(t: torch.Tensor | None) -> torch.Tensor | None:
@@ -79,6 +79,7 @@ class GraphWatcher:
         module_path: Callable[[], str | None],
     ) -> None:
         self._log = log
+        self._lock = log.lock
         self._leaf_names = leaf_names
         self._module_path = module_path
         self._serial = next(_serials)
@@ -92,6 +93,7 @@ class GraphWatcher:
         # that started last in it; None once a leaf is done
         self._running: list[list[Any]] = []
         self._building: set[int] = set()  # nodes hooked to log what a create_graph backward makes
+        self._backward_details: dict[str, dict[str, str]] = {}  # one per node class, shared
 
     @property
     def running(self) -> int | None:
@@ -147,14 +149,16 @@ class GraphWatcher:
         """Log and hook every node reachable from the nodes ``roots`` that is new here; the
         roots are what ``op`` made (``root_meta``: the shape, dtype and device of a single
         root's output, where the caller knows them)."""
-        with self._log.lock:
+        with self._lock:
             new_nodes = self._new_nodes(roots)
             if not new_nodes:
                 return
             context = (user_source_line(), self._module_path(), during_backward)
             hook_saved = not saved_hooks_active()  # else the user's hooks own the saved tensors
             for node, children in new_nodes:
-                if node in roots:
+                if type(node).__name__ == "AccumulateGrad":
+                    self._adopt_leaf(node, context)
+                elif node in roots:
                     self._adopt(node, children, op, context, hook_saved, root_meta)
                 else:
                     self._adopt(node, children, None, context, hook_saved)
@@ -229,7 +233,7 @@ class GraphWatcher:
         found: list[tuple[Any, tuple[Any, ...]]] = []
         marked: set[int] = set()
         serial = self._serial
-        stack: list[tuple[Any, tuple[Any, ...] | None]] = [(root, None) for root in roots[::-1]]
+        stack: list[tuple[Any, tuple[Any, ...] | None]] = list(zip(roots[::-1], repeat(None)))
         while stack:
             node, children = stack.pop()
             if children is not None:
@@ -241,9 +245,11 @@ class GraphWatcher:
             if tag is not None and tag[0] == serial:
                 continue
             marked.add(id(node))
-            children = tuple([child for child, _ in node.next_functions if child is not None])
+            # the input nodes, without the Nones of inputs that need no gradient (a node is
+            # always true); map and filter spare a Python frame per node
+            children = tuple(filter(None, map(_first, node.next_functions)))
             stack.append((node, children))
-            stack += [(child, None) for child in children[::-1]]
+            stack += zip(children[::-1], repeat(None))
         return found
 
     def _adopt(
@@ -255,87 +261,103 @@ class GraphWatcher:
         hook_saved: bool,
         meta: tuple[Any, Any, Any] | None = None,
     ) -> None:
+        """Log an operation's node and hook it (its backward, its saved tensors)."""
         nid = self._count
-        self._count += 1
+        self._count = nid + 1
         node.metadata[_METADATA_KEY] = (self._serial, nid)
-        cls = type(node).__name__
-        variable = node.variable if cls == "AccumulateGrad" else None
-        if variable is not None:
-            leaf_name = self._leaf_names.get(variable)
-            name = leaf_name or cls
-            shape, dtype, device = variable.shape, variable.dtype, variable.device
-        else:
-            leaf_name, name = None, cls
-            shape, dtype, device = meta or output_meta(node)
+        name = type(node).__name__
         self._names[nid] = name
+        shape, dtype, device = meta or output_meta(node)
         source, module, during_backward = context
         details = {
-            "grad_fn": cls,
+            "grad_fn": name,
             "op": op,
             "shape": shape,
             "dtype": dtype,
             "device": device,
-            "inputs": tuple([self.node_id(child) for child in children]),
-            "leaf": variable is not None,
-            "leaf_name": leaf_name,
-            "parameter": _is_parameter(variable),
+            # its inputs were adopted before it, or earlier: all carry this recording's tag
+            "inputs": tuple([child.metadata[_METADATA_KEY][1] for child in children]),
+            "leaf": False,
+            "leaf_name": None,
+            "parameter": False,
             "source": source,
             "module": module,
             "during_backward": during_backward,
         }
-        self._log.emit(EventKind.NODE, nid, name, details)
-        handles = self._handles
-        if variable is not None:
-            leaf = weakref.ref(variable)
-            handles.append(node.register_prehook(self._on_leaf_backward(nid, name, leaf)))
-            handles.append(node.register_hook(self._on_leaf_grad(nid, leaf)))
-            return
-        handles.append(node.register_prehook(self._on_backward(nid, name, cls)))
+        log = self._log
+        log.emit(EventKind.NODE, nid, name, details)
+        started = self._backward_details.get(name)
+        if started is None:
+            started = self._backward_details[name] = {"grad_fn": name}
+        self._handles.append(node.register_prehook(OwnHook(self._on_backward, nid, name, started)))
         if hook_saved:
             slots = saved_slots(node)
             if slots is None:
                 return  # already freed or modified in place: PyTorch will raise its own error
             for slot, saved in slots:
                 try:
-                    saved.register_hooks(packer(self._log, nid, name, slot), unpack)
+                    saved.register_hooks(packer(log, nid, name, slot), unpack)
                 except RuntimeError:  # hooks the user set already
                     continue
 
-    def _on_backward(self, nid: int, name: str, cls: str) -> Callable:
-        log = self._log
-        details = {"grad_fn": cls}
-        retained, building = self._retained, self._building
+    def _adopt_leaf(self, node: Any, context: tuple[Any, str | None, bool]) -> None:
+        """Log a leaf's ``AccumulateGrad`` node and hook it (its gradient's arrival)."""
+        nid = self._count
+        self._count = nid + 1
+        node.metadata[_METADATA_KEY] = (self._serial, nid)
+        variable = node.variable
+        leaf_name = self._leaf_names.get(variable)
+        name = self._names[nid] = leaf_name or "AccumulateGrad"
+        kind = type(variable)  # isinstance asks nn.Parameter's metaclass (slow): types first
+        source, module, during_backward = context
+        details = {
+            "grad_fn": "AccumulateGrad",
+            "op": None,
+            "shape": variable.shape,
+            "dtype": variable.dtype,
+            "device": variable.device,
+            "inputs": (),
+            "leaf": True,
+            "leaf_name": leaf_name,
+            "parameter": kind is _Parameter
+            or (kind is not _Tensor and isinstance(variable, _Parameter)),
+            "source": source,
+            "module": module,
+            "during_backward": during_backward,
+        }
+        self._log.emit(EventKind.NODE, nid, name, details)
+        leaf = weakref.ref(variable)
+        handles = self._handles
+        handles.append(node.register_prehook(OwnHook(self._on_leaf_backward, nid, name, leaf)))
+        handles.append(node.register_hook(OwnHook(self._on_leaf_grad, nid, leaf)))
 
-        def on_backward(grad_outputs: tuple) -> None:
-            for output, tensor in retained.get(nid, ()):
+    def _on_backward(self, nid: int, name: str, details: dict, grad_outputs: tuple) -> None:
+        """A node's pre-hook: the retained gradients it receives, then its ``backward``."""
+        retained = self._retained.get(nid)
+        if retained is not None:
+            for output, tensor in retained:
                 t = tensor()
                 grad = {
                     "target": "retained",
                     "norm": _norm(grad_outputs[output]),
                     "accumulated_norm": _norm(t.grad if t is not None else None),
                 }
-                log.emit(EventKind.GRAD, nid, name, grad)
-            log.emit(EventKind.BACKWARD, nid, name, details)
-            self._started(nid)
-            if _grad_enabled() and nid not in building:  # create_graph: it makes nodes
-                self._building.add(nid)
-                node = _current_node()
-                self._handles.append(node.register_hook(self._on_node_done))
+                self._log.emit(EventKind.GRAD, nid, name, grad)
+        self._log.emit(EventKind.BACKWARD, nid, name, details)
+        self._started(nid)
+        if _grad_enabled() and nid not in self._building:  # create_graph: it makes nodes
+            self._building.add(nid)
+            self._handles.append(_current_node().register_hook(OwnHook(self._on_node_done)))
 
-        return on_backward
-
-    def _on_leaf_backward(self, nid: int, name: str, leaf: weakref.ref) -> Callable:
-        log = self._log
-        details = {"grad_fn": "AccumulateGrad"}
-
-        def on_leaf_backward(grad_outputs: tuple) -> None:
-            variable = leaf()
-            empty = variable is not None and variable.grad is None
-            self._arriving[nid] = (_norm(grad_outputs[0]), empty)
-            log.emit(EventKind.BACKWARD, nid, name, details)
-            self._started(nid)
-
-        return on_leaf_backward
+    def _on_leaf_backward(
+        self, nid: int, name: str, leaf: weakref.ref, grad_outputs: tuple
+    ) -> None:
+        """A leaf's pre-hook: the norm of the arriving gradient, then its ``backward``."""
+        variable = leaf()
+        empty = variable is not None and variable.grad is None
+        self._arriving[nid] = (_norm(grad_outputs[0]), empty)
+        self._log.emit(EventKind.BACKWARD, nid, name, _LEAF_STARTED)
+        self._started(nid)
 
     def _started(self, nid: int) -> None:
         """Note that node ``nid`` started in the backward call running now (the first node
@@ -346,7 +368,7 @@ class GraphWatcher:
             running[-1][1] = nid
         else:
             running.append([task, nid])
-            _queue_callback(functools.partial(self._call_done, task))
+            _queue_callback(partial(self._call_done, task))
 
     def _call_done(self, task: int) -> None:
         self._running[:] = [entry for entry in self._running if entry[0] != task]
@@ -366,15 +388,16 @@ class GraphWatcher:
         details = {"target": "leaf", "norm": norm, "accumulated_norm": held}
         self._log.emit(EventKind.GRAD, nid, self._names[nid], details)
 
-    def _on_leaf_grad(self, nid: int, variable: weakref.ref) -> Callable:
-        def on_leaf_grad(grad_inputs: tuple, grad_outputs: tuple) -> None:
-            running = self._running
-            if running and running[-1][1] == nid:
-                running[-1][1] = None  # the leaf is done: nothing runs until the next node
-            leaf = variable()
-            self._log_leaf_grad(nid, leaf)
-            accumulated = leaf.grad if leaf is not None else None
-            if accumulated is not None and accumulated.grad_fn is not None:
-                self.watch([accumulated], op=None, during_backward=True)
-
-        return on_leaf_grad
+    def _on_leaf_grad(
+        self, nid: int, variable: weakref.ref, grad_inputs: tuple, grad_outputs: tuple
+    ) -> None:
+        """A leaf's post-hook: its ``grad`` event (unless a post-accumulate-grad hook logged
+        it), and the nodes of a ``.grad`` that a create_graph backward made."""
+        running = self._running
+        if running and running[-1][1] == nid:
+            running[-1][1] = None  # the leaf is done: nothing runs until the next node
+        leaf = variable()
+        self._log_leaf_grad(nid, leaf)
+        accumulated = leaf.grad if leaf is not None else None
+        if accumulated is not None and accumulated.grad_fn is not None:
+            self.watch([accumulated], op=None, during_backward=True)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gc
 import threading
+import weakref
 
 import pytest
 import torch
@@ -496,3 +498,23 @@ def test_pick_device_on_this_machine():
         else "cpu"
     )
     assert gradgraph.pick_device() == torch.device(expected)
+
+
+def test_a_dropped_recording_is_freed_at_once_not_by_the_garbage_collector(xw):
+    """No reference cycle: a recording (its log, watcher and names) goes with its last
+    reference, so recording leaves no work for the garbage collector."""
+    x, w = xw
+    net = mlp()
+    gc.disable()
+    try:
+        with gradgraph.record(net, names={"x": x}) as rec:
+            h = net(torch.rand(2, 3)).exp() * (x * w).sum()
+            h.retain_grad()
+            h.register_hook(lambda g: g)
+            h.sum().backward()
+        rec.close()
+        parts = [weakref.ref(part) for part in (rec, rec._log, rec._watcher, rec._leaf_names)]
+        del rec, h
+        assert [part() for part in parts] == [None] * len(parts)
+    finally:
+        gc.enable()
