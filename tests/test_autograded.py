@@ -165,12 +165,10 @@ def test_manual_points_and_comments_survive_a_second_run(tmp_path):
         comment.manual_comment = "Good, but say why requires_grad_ is enough."
         book.db.commit()
     _grade(tmp_path)  # the same notebook: taken from the resume cache
-    with Gradebook(url) as book:
-        grade_ = book.find_grade(graded_cell, UNIT, UNIT, "learner-solved")
-        comment = book.find_comment(commented_cell, UNIT, UNIT, "learner-solved")
-        assert (grade_.manual_score, grade_.extra_credit) == (0.5, 1.0)
-        assert grade_.needs_manual_grade is False
-        assert comment.manual_comment.startswith("Good, but")
+    marks = _marks(url, graded_cell, commented_cell)
+    assert (marks["manual_score"], marks["extra_credit"]) == (0.5, 1.0)
+    assert marks["needs_manual_grade"] is False
+    assert marks["manual_comment"].startswith("Good, but")
 
     # The learner resubmits a worse notebook: the manual score stays, flagged for review.
     shutil.rmtree(tmp_path / "submitted")
@@ -178,13 +176,26 @@ def test_manual_points_and_comments_survive_a_second_run(tmp_path):
     worse = _variant("learner")
     nbformat.write(worse, tmp_path / "submitted" / "learner-solved" / UNIT / f"{UNIT}.ipynb")
     _grade(tmp_path)
+    marks = _marks(url, graded_cell, commented_cell)
+    assert (marks["auto_score"], marks["manual_score"]) == (0, 0.5)
+    assert marks["needs_manual_grade"] is True
+    assert marks["manual_comment"].startswith("Good, but")
+    assert marks["auto_comment"] == "No response."
+
+
+def _marks(url: str, graded_cell: str, commented_cell: str) -> dict:
+    """The learner-solved submission's marks on one graded and one commented cell."""
     with Gradebook(url) as book:
         grade_ = book.find_grade(graded_cell, UNIT, UNIT, "learner-solved")
         comment = book.find_comment(commented_cell, UNIT, UNIT, "learner-solved")
-        assert (grade_.auto_score, grade_.manual_score) == (0, 0.5)
-        assert grade_.needs_manual_grade is True
-        assert comment.manual_comment.startswith("Good, but")
-        assert comment.auto_comment == "No response."
+        return {
+            "auto_score": grade_.auto_score,
+            "manual_score": grade_.manual_score,
+            "extra_credit": grade_.extra_credit,
+            "needs_manual_grade": grade_.needs_manual_grade,
+            "manual_comment": comment.manual_comment,
+            "auto_comment": comment.auto_comment,
+        }
 
 
 def test_nbgrader_generate_feedback_renders_the_graders_notebook(course):
