@@ -3,9 +3,10 @@
 Per unit: the wall time to execute the solution notebook in a fresh kernel on the CPU (kernel
 start and the torch import included, best of three), the same for each translation of it (the
 answer key with its markdown and messages translated, run where its kernel speaks that
-language) and the ratio of the two (the runs interleaved), and the time to autograde one submission with plain
-nbgrader. Then the figures of tests/bench_gradgraph.py (the graph recorder) and
-tests/bench_grading.py (a class graded by plain nbgrader and by ours, side by side).
+language) and the ratio of the two (the runs interleaved), and the time to autograde one
+submission with plain nbgrader. Then the figures of tests/bench_gradgraph.py (the graph
+recorder) and tests/bench_grading.py (a class graded by plain nbgrader and by ours, side by
+side).
 
     python -m tests.bench            # all units
     python -m tests.bench 01_leaf_tensors

@@ -386,6 +386,12 @@ def _instructor_grades(browser, room) -> None:
     page.locator(".comment").first.wait_for(timeout=60_000)
     body = page.locator("body").inner_text()
     assert "The class grader" in body, "formgrader does not show the grader's decisions"
+    # formgrader binds its comment boxes once it has fetched the comments: a change typed
+    # before that is never saved
+    page.wait_for_function(
+        "() => window.formgrader && formgrader.comments && formgrader.comments.loaded === true",
+        timeout=60_000,
+    )
     comment = page.locator("textarea.comment").first
     comment.click()
     comment.fill(COMMENT)
