@@ -36,7 +36,7 @@ from autograder.checks.first_predictions import (
     bind_first_prediction,
     read_first_predictions,
 )
-from autograder.grading.assemble import assemble, items
+from autograder.grading.assemble import assemble
 from autograder.grading.intake import Submission, collect_submissions
 from autograder.grading.languages import UnitLanguage, unit_languages
 from autograder.grading.notebook_reader import read_learner_notebook
@@ -67,11 +67,18 @@ class GradingError(RuntimeError):
 @dataclass(frozen=True)
 class _Unit:
     name: str
-    source: nbformat.NotebookNode
     digest: str
-    infos: tuple[ItemInfo, ...]
     notebooks: UnitNotebooks
     languages: dict[str, UnitLanguage]
+
+    @property
+    def source(self) -> nbformat.NotebookNode:
+        return self.notebooks.source
+
+    @property
+    def infos(self) -> tuple[ItemInfo, ...]:
+        """The unit's items, titled in English."""
+        return self.languages["en"].infos
 
 
 class _Workers:
@@ -209,12 +216,10 @@ def grade(
                 notebooks = UnitNotebooks.of(layout, name)
             except CellsOutOfDate as error:
                 raise GradingError(str(error)) from error
-            languages = unit_languages(layout, name)
+            languages = unit_languages(root, name, notebooks.source, notebooks.released)
             digest = hashlib.sha256(path.read_bytes()).hexdigest()
             digest += "".join(language.digest for language in languages.values())
-            units[name] = _Unit(
-                name, notebooks.source, digest, items(notebooks.source), notebooks, languages
-            )
+            units[name] = _Unit(name, digest, notebooks, languages)
         count = max(1, min(workers or os.cpu_count() or 1, len(collected) or 1))
         pool = _Workers(count, settings, [root / "autograder", root / "gradgraph"])
         try:

@@ -9,9 +9,11 @@ language and carries only the released notebook's own messages, never a hidden t
 
 Example::
 
-    >>> from pathlib import Path
     >>> from autograder.layout import CourseLayout
-    >>> languages = unit_languages(CourseLayout(Path(".")), "01_leaf_tensors")
+    >>> layout = CourseLayout(Path("."))
+    >>> source = nbformat.read(layout.source_notebook("01_leaf_tensors"), as_version=4)
+    >>> released = nbformat.read(layout.learner_notebook("01_leaf_tensors"), as_version=4)
+    >>> languages = unit_languages(Path("."), "01_leaf_tensors", source, released)
     >>> sorted(languages), languages["en"].files
     (['en', 'ko'], {})
     >>> languages["ko"].infos[0].title
@@ -25,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
+from pathlib import Path
 
 import nbformat
 
@@ -33,7 +36,6 @@ from autograder.grading.assemble import items
 from autograder.grading.results import ItemInfo
 from autograder.i18n import Messages
 from autograder.i18n.catalogs import NOTEBOOK_KEY, read_catalog_file, unit_catalog
-from autograder.layout import CourseLayout
 
 __all__ = ["UnitLanguage", "unit_languages"]
 
@@ -50,18 +52,21 @@ class UnitLanguage:
     digest: str
 
 
-def unit_languages(layout: CourseLayout, unit: str) -> dict[str, UnitLanguage]:
-    """English (the source) and each translation of ``unit``."""
-    source = nbformat.read(layout.source_notebook(unit), as_version=4)
+def unit_languages(
+    root: Path,
+    unit: str,
+    source: nbformat.NotebookNode,
+    released: nbformat.NotebookNode | None,
+) -> dict[str, UnitLanguage]:
+    """English (the source) and each translation of ``unit`` of the course at ``root``, from
+    its source notebook and its released one (``None``: never released, no sandbox stub)."""
     languages = {"en": UnitLanguage("en", Messages({}), items(source), {}, "")}
-    released = layout.learner_notebook(unit)
     for language in TRANSLATIONS:
-        catalog = unit_catalog(layout.root, unit, language)
-        titled = translated_learner_notebook(layout.root, unit, language, source)
+        catalog = unit_catalog(root, unit, language)
+        titled = translated_learner_notebook(root, unit, language, source)
         stub = {}
-        if released.is_file():
-            english = nbformat.read(released, as_version=4)
-            own = translated_learner_notebook(layout.root, unit, language, english)
+        if released is not None:
+            own = translated_learner_notebook(root, unit, language, released)
             stub = {f"{unit}.ipynb": _stub(own.metadata[NOTEBOOK_KEY])}
         languages[language] = UnitLanguage(
             language,
