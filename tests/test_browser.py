@@ -22,11 +22,18 @@ import torch
 import gradgraph
 from gradgraph.inspector import node_facts
 from tests.conftest import LAYOUT, ROOT
-from tests.lab_server import free_port, running_lab, validate
+from tests.lab_server import (
+    APP,
+    CHROMIUM,
+    CHROMIUM_FLAGS,
+    free_port,
+    run_command,
+    running_lab,
+    validate,
+)
 
 pytestmark = pytest.mark.xdist_group("browser")
 playwright = pytest.importorskip("playwright.sync_api", reason="Playwright is not installed")
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 if CHROMIUM is None:
     pytest.skip("no Chromium here: apt-get install chromium", allow_module_level=True)
 
@@ -37,16 +44,6 @@ EXERCISE_UNIT = "05_hooks"
 KOREAN_UNIT = "01_leaf_tensors"
 TOKEN = "browser-test-token"
 ARTIFACTS = ROOT / "artifacts" / "browser"
-CHROMIUM_FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-_APP = "window.jupyterapp"
 
 
 def _course_copy(base: Path) -> Path:
@@ -133,7 +130,7 @@ def _wait_idle(page, timeout_s: float = 180) -> None:
     """Wait until the notebook's kernel is idle and no cell is queued or running."""
     page.wait_for_function(
         f"""() => {{
-            const panel = {_APP}.shell.currentWidget;
+            const panel = {APP}.shell.currentWidget;
             const kernel = panel && panel.sessionContext.session?.kernel;
             const busy = [...document.querySelectorAll('.jp-InputPrompt')]
                 .some(prompt => prompt.textContent.includes('*'));
@@ -149,7 +146,7 @@ def _open_unit(page, lab, unit: str) -> None:
     page.goto(f"{lab['url']}/lab/tree/{unit}/{unit}.ipynb?reset&token={TOKEN}")
     page.wait_for_function(
         f"""path => {{
-            const panel = {_APP} && {_APP}.shell.currentWidget;
+            const panel = {APP} && {APP}.shell.currentWidget;
             return panel && panel.context?.path === path && panel.sessionContext?.session?.kernel;
         }}""",
         arg=f"{unit}/{unit}.ipynb",
@@ -164,15 +161,11 @@ def test_a_fresh_profile_is_asked_nothing_and_the_unit_opens_trusted(page, lab):
     toasts = page.locator(".Toastify__toast, .jp-Notification-Toast")
     assert toasts.count() == 0, toasts.all_inner_texts()
     trusted = page.evaluate(
-        f"""() => {_APP}.shell.currentWidget.content.widgets
+        f"""() => {APP}.shell.currentWidget.content.widgets
                  .filter(c => c.model.type === 'code').map(c => c.model.trusted)"""
     )
     assert trusted and all(trusted), "the course notebook opened untrusted"
     _shot(page, "lab-fresh-profile")
-
-
-def _run(page, command: str) -> None:
-    page.evaluate(f"command => {_APP}.commands.execute(command)", command)
 
 
 def _frame_source(image) -> str:
@@ -190,7 +183,7 @@ def _wait_for_new_frame(page, image, shown: str) -> None:
 
 def test_a_learner_runs_a_unit_and_plays_the_graph(page, lab):
     _open_unit(page, lab, PLAYER_UNIT)
-    _run(page, "notebook:run-all-cells")
+    run_command(page, "notebook:run-all-cells")
     _wait_idle(page)
     _shot(page, "learner-after-run-all")
     player = page.locator(".widget-vbox", has=page.locator(".widget-play")).first
@@ -217,7 +210,7 @@ def _type_first_answer(page, unit: str) -> int:
     """Type the unit's first answer into its answer cell as a learner would; its index."""
     answer = page.evaluate(
         f"""() => {{
-            const cells = {_APP}.shell.currentWidget.content.widgets;
+            const cells = {APP}.shell.currentWidget.content.widgets;
             return cells.findIndex(c => (c.model.getMetadata('nbgrader') || {{}}).solution);
         }}"""
     )
@@ -226,13 +219,13 @@ def _type_first_answer(page, unit: str) -> int:
     # itself, then type as a learner would.
     page.evaluate(
         f"""async i => {{
-            const notebook = {_APP}.shell.currentWidget.content;
+            const notebook = {APP}.shell.currentWidget.content;
             notebook.activeCellIndex = i;
             await notebook.scrollToItem(i, 'center');
         }}""",
         answer,
     )
-    panel = page.evaluate(f"() => {_APP}.shell.currentWidget.id")
+    panel = page.evaluate(f"() => {APP}.shell.currentWidget.id")
     editor = page.locator(f"[id='{panel}'] .jp-Cell").nth(answer).locator(".cm-content")
     editor.wait_for(state="visible", timeout=30_000)
     editor.click()
@@ -244,7 +237,7 @@ def _type_first_answer(page, unit: str) -> int:
 def _text_of(page, index: int) -> str:
     return page.evaluate(
         f"""i => {{
-            const cell = {_APP}.shell.currentWidget.content.widgets[i];
+            const cell = {APP}.shell.currentWidget.content.widgets[i];
             return cell.model.outputs.toJSON()
                 .map(o => [].concat(o.text || o.evalue || '').join('')).join('');
         }}""",
@@ -254,7 +247,7 @@ def _text_of(page, index: int) -> str:
 
 def _validate(page):
     """Save and press Validate; the dialog, once nbgrader has answered."""
-    _run(page, "docmanager:save")
+    run_command(page, "docmanager:save")
     return validate(page)
 
 
@@ -282,11 +275,11 @@ def test_a_korean_learner_works_in_a_korean_jupyterlab(page, lab_ko):
     answer = _type_first_answer(page, KOREAN_UNIT)
     reveal = answer + 2
     page.evaluate(
-        f"async i => {{ {_APP}.shell.currentWidget.content.activeCellIndex = i; }}", reveal
+        f"async i => {{ {APP}.shell.currentWidget.content.activeCellIndex = i; }}", reveal
     )
-    _run(page, "notebook:run-all-above")
+    run_command(page, "notebook:run-all-above")
     _wait_idle(page)
-    _run(page, "notebook:run-cell")
+    run_command(page, "notebook:run-cell")
     _wait_idle(page)
     assert "형식이 맞습니다" in _text_of(page, answer + 1)
     shown = _text_of(page, reveal)

@@ -36,7 +36,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 import nbformat
@@ -45,7 +44,15 @@ from nbgrader.api import Gradebook
 
 from tests.conftest import LAYOUT, ROOT
 from tests.hub_environment import DEPLOY, install_course_environment
-from tests.lab_server import free_port, validate
+from tests.lab_server import (
+    APP,
+    CHROMIUM,
+    CHROMIUM_FLAGS,
+    free_port,
+    run_command,
+    validate,
+    wait_until_answering,
+)
 
 pytestmark = pytest.mark.xdist_group("hub")
 playwright = pytest.importorskip("playwright.sync_api", reason="Playwright is not installed")
@@ -55,9 +62,7 @@ PREFIX = "agc-hub-"  # accounts and the group made by this test
 LEARNER, INSTRUCTOR, GRADER = (PREFIX + name for name in ("ada", "prof", "grader"))
 GROUP = PREFIX + "class"
 ARTIFACTS = ROOT / "artifacts" / "hub"
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 COMMENT = "Well reasoned: only leaves made by you get .grad."
-_APP = "window.jupyterapp"
 
 
 def _missing() -> str | None:
@@ -165,15 +170,8 @@ class _Classroom:
         self.hub = subprocess.Popen(command, cwd=self.base, env=env, stdout=self.log,
                                     stderr=subprocess.STDOUT, start_new_session=True)
         url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                urllib.request.urlopen(f"{url}/hub/api", timeout=2)
-                return url
-            except OSError:
-                if self.hub.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail(f"the hub did not start:\n{self._log_tail()}")
-                time.sleep(0.5)
+        wait_until_answering(f"{url}/hub/api", self.hub, lambda: "\n" + self._log_tail(), "the hub")
+        return url
 
     def _log_tail(self) -> str:
         return (self.base / "hub.log").read_text(errors="replace")[-6000:]
@@ -233,14 +231,8 @@ def _log_in(browser, room, name: str):
 
 
 def _wait_for_lab(page) -> None:
-    page.wait_for_function(f"() => {_APP} && {_APP}.shell", timeout=180_000)
+    page.wait_for_function(f"() => {APP} && {APP}.shell", timeout=180_000)
     page.wait_for_selector(".jp-LauncherCard, .jp-NotebookPanel", timeout=120_000)
-
-
-def _command(page, command: str, args: dict | None = None) -> None:
-    page.evaluate(
-        f"([command, args]) => {_APP}.commands.execute(command, args)", [command, args or {}]
-    )
 
 
 def _notifications(page) -> list[str]:
@@ -264,11 +256,11 @@ def _no_instructor_tools(page, room) -> None:
         response = page.request.get(f"{room.url}/user/{LEARNER}/{path}", max_redirects=0)
         assert response.status in (403, 404), f"/user/{LEARNER}/{path}: {response.status}"
     plugins = page.evaluate(
-        f"""ids => ids.filter(id => {_APP}.hasPlugin('@jupyter/nbgrader:' + id))""",
+        f"""ids => ids.filter(id => {APP}.hasPlugin('@jupyter/nbgrader:' + id))""",
         [*_INSTRUCTOR_PLUGINS, "assignment-list", "validate-assignment"],
     )
     assert plugins == ["assignment-list", "validate-assignment"], plugins
-    commands = page.evaluate(f"() => {_APP}.commands.listCommands()")
+    commands = page.evaluate(f"() => {APP}.commands.listCommands()")
     assert "nbgrader:open-assignment-list" in commands
     assert [c for c in _INSTRUCTOR_COMMANDS if c in commands] == []
     page.locator(".lm-MenuBar-itemLabel", has_text="Nbgrader").click()
@@ -303,7 +295,7 @@ def _learner_works(browser, room) -> None:
     assert _notifications(page) == [], "JupyterLab asked something on a fresh profile"
     _no_instructor_tools(page, room)
 
-    _command(page, "nbgrader:open-assignment-list")
+    run_command(page, "nbgrader:open-assignment-list")
     released = page.locator("#released_assignments_list")
     released.get_by_text(UNIT).wait_for(timeout=60_000)
     _shot(page, "2-learner-assignment-list")
@@ -315,14 +307,14 @@ def _learner_works(browser, room) -> None:
     cells = len(nbformat.read(LAYOUT.learner_notebook(UNIT), as_version=4).cells)
     page.wait_for_function(
         f"""() => {{
-            const panel = {_APP} && {_APP}.shell.currentWidget;
+            const panel = {APP} && {APP}.shell.currentWidget;
             return panel && panel.context?.path?.endsWith('{UNIT}.ipynb')
                 && panel.content.widgets.length === {cells};
         }}""",
         timeout=120_000,
     )
     trusted = page.evaluate(
-        f"""() => {_APP}.shell.currentWidget.content.widgets
+        f"""() => {APP}.shell.currentWidget.content.widgets
                  .filter(c => c.model.type === 'code').map(c => c.model.trusted)"""
     )
     assert trusted and all(trusted), "the fetched course notebook opened untrusted"
@@ -330,12 +322,12 @@ def _learner_works(browser, room) -> None:
     index, answer = _first_answer()
     page.evaluate(
         f"""([index, answer]) => {{
-            const notebook = {_APP}.shell.currentWidget.content;
+            const notebook = {APP}.shell.currentWidget.content;
             notebook.widgets[index].model.sharedModel.setSource(answer);
         }}""",
         [index, answer],
     )
-    _command(page, "docmanager:save")
+    run_command(page, "docmanager:save")
     page.wait_for_timeout(1000)
     _shot(page, "3-learner-answered")
     dialog = validate(page)
@@ -343,7 +335,7 @@ def _learner_works(browser, room) -> None:
     assert "failed" in dialog.inner_text().lower() or "NotImplementedError" in dialog.inner_text()
     dialog.get_by_role("button").last.click()
 
-    _command(page, "nbgrader:open-assignment-list")
+    run_command(page, "nbgrader:open-assignment-list")
     fetched = page.locator("#fetched_assignments_list")
     fetched.get_by_role("button", name="Submit").first.click()
     submitted = page.locator("#submitted_assignments_list")
@@ -420,7 +412,7 @@ def _wait_for_file(folder: Path, pattern: str, seconds: float = 60) -> Path:
 def _learner_reads_feedback(browser, room) -> None:
     page = _log_in(browser, room, LEARNER)
     _wait_for_lab(page)
-    _command(page, "nbgrader:open-assignment-list")
+    run_command(page, "nbgrader:open-assignment-list")
     submitted = page.locator("#submitted_assignments_list")
     submitted.get_by_role("button", name="Fetch Feedback").first.click()
     feedback = _wait_for_file(room.base / "home" / LEARNER / UNIT / "feedback", f"*/{UNIT}.html")
@@ -437,10 +429,8 @@ def test_a_class_on_jupyterhub_from_fetch_to_feedback(classroom):
     with playwright.sync_playwright() as driver:
         browser = driver.chromium.launch(
             executable_path=CHROMIUM,
-            args=["--headless", "--no-sandbox", "--disable-gpu",
-                  "--disable-background-networking", "--disable-component-update",
-                  "--disable-sync", "--no-first-run"],
-        )  # fmt: skip
+            args=CHROMIUM_FLAGS,
+        )
         try:
             _learner_works(browser, classroom)
             _instructor_grades(browser, classroom)
