@@ -16,17 +16,21 @@ being run, and the firing of hooks the user registered on a module.
 from __future__ import annotations
 
 import contextlib
+import sys
 import threading
 from collections.abc import Callable, Iterator
+from types import FrameType
 from typing import Any
 
 import torch
-from torch.nn.modules.module import register_module_forward_hook, register_module_forward_pre_hook
 
 from .names import LeafNames
+from .source import SourceLine, resolve_frames, source_line_from
 
 __all__ = ["ModuleTracker", "observe_module_hooks"]
 
+_get_ident = threading.get_ident
+_getframe = sys._getframe
 _HOOK_DICTS = {
     "_forward_pre_hooks": "forward pre-hook",
     "_forward_hooks": "forward hook",
@@ -38,13 +42,18 @@ _HOOK_DICTS = {
 class ModuleTracker:
     """Names parameters after the outermost module called, and tracks the module stack.
 
-    Names already given (by the learner) are kept.
+    Names already given (by the learner) are kept. While installed, every module call on
+    the recording's thread goes through :meth:`installed`'s ``Module._call_impl``, which
+    keeps the stack; module hooks would do the same but send every module call down
+    PyTorch's slow path. Each entry also remembers the learner's line that called the
+    module: the walk for an op's line stops at the innermost module call (see
+    ``gradgraph.source``).
     """
 
     def __init__(self, leaf_names: LeafNames) -> None:
         self._leaf_names = leaf_names
         self._paths: dict[int, str] = {}
-        self._stack: list[str] = []
+        self._stack: list[tuple[str, SourceLine | None]] = []  # (qualified name, calling line)
         self._owner = threading.get_ident()
 
     def __repr__(self) -> str:
@@ -54,7 +63,7 @@ class ModuleTracker:
         """Qualified name of the module running now (forward, main thread), or None."""
         if threading.get_ident() != self._owner or not self._stack:
             return None
-        return self._stack[-1]
+        return self._stack[-1][0]
 
     def name_module(self, module: torch.nn.Module, prefix: str = "") -> None:
         """Name ``module``'s parameters by their qualified names, after ``prefix``."""
@@ -67,27 +76,37 @@ class ModuleTracker:
 
     @contextlib.contextmanager
     def installed(self) -> Iterator[None]:
-        """Install the global module hooks for the duration of the block."""
-        handles = [
-            register_module_forward_pre_hook(self._enter),
-            register_module_forward_hook(self._leave, always_call=True),
-        ]
+        """Track module calls for the duration of the block."""
+        original = torch.nn.Module._call_impl
+        stack, paths, owner = self._stack, self._paths, self._owner
+
+        def tracked_call(module: torch.nn.Module, *args: Any, **kwargs: Any) -> Any:
+            if _get_ident() != owner:
+                return original(module, *args, **kwargs)
+            if not stack and id(module) not in paths:
+                self.name_module(module)
+            # the calling line, found before the push: a walk that meets a module call
+            # in between (the parent's) takes the parent's line from the top of the stack
+            line = source_line_from(_getframe(1))
+            stack.append((paths.get(id(module)) or type(module).__name__, line))
+            try:
+                return original(module, *args, **kwargs)
+            finally:
+                stack.pop()
+
+        torch.nn.Module._call_impl = tracked_call  # __call__'s slot: costly to reassign
         try:
-            yield
+            with resolve_frames(tracked_call.__code__, self._calling_line):
+                yield
         finally:
-            for handle in handles:
-                handle.remove()
+            torch.nn.Module._call_impl = original
 
-    def _enter(self, module: torch.nn.Module, args: Any) -> None:
-        if threading.get_ident() != self._owner:
-            return
-        if not self._stack and id(module) not in self._paths:
-            self.name_module(module)
-        self._stack.append(self._paths.get(id(module), type(module).__name__))
-
-    def _leave(self, module: torch.nn.Module, args: Any, output: Any) -> None:
-        if threading.get_ident() == self._owner and self._stack:
-            self._stack.pop()
+    def _calling_line(self, frame: FrameType) -> SourceLine | None:
+        """The learner's line that called the module whose call ``frame`` runs: on the
+        tracker's thread, the innermost module call is the top of the stack."""
+        if _get_ident() != self._owner or not self._stack:
+            return source_line_from(frame.f_back)
+        return self._stack[-1][1]
 
 
 @contextlib.contextmanager

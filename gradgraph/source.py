@@ -5,6 +5,11 @@ that belongs neither to torch nor to gradgraph. Recording keeps only the file na
 line number (cheap); the line's text is read when the event is first looked at. The
 result is a label; no behaviour depends on it.
 
+A frame whose answer someone already knows ends the walk early: :func:`resolve_frames`
+registers a code object with a function that gives the line for its frames (the module
+tracker knows the line that called each module, so the walk from an op deep inside
+``nn.Sequential`` stops at the innermost module call).
+
 >>> from gradgraph.source import backward_target, user_source_line
 >>> str(user_source_line()).split(":")[0].endswith(("py", ">", "]"))
 True
@@ -22,20 +27,25 @@ True
 
 from __future__ import annotations
 
+import contextlib
 import linecache
 import os
 import re
 import sys
+from collections.abc import Callable, Iterator
+from types import CodeType, FrameType
 
 import torch
 
-__all__ = ["SourceLine", "backward_target", "user_source_line"]
+__all__ = ["SourceLine", "backward_target", "resolve_frames", "user_source_line"]
 
 _SKIPPED_DIRS = (
     os.path.dirname(torch.__file__) + os.sep,
     os.path.dirname(os.path.abspath(__file__)) + os.sep,
 )
 _skipped: set[object] = set()  # code objects of torch's and gradgraph's met so far
+# code objects (of gradgraph's) whose frames know the user's line: code -> frame -> line
+_resolvers: dict[CodeType, Callable[[FrameType], SourceLine | None]] = {}
 
 
 _NAME = r"([A-Za-z_][\w.]*(?:\[[^\]]*\])?)"
@@ -79,12 +89,37 @@ def backward_target(line: str | None) -> str | None:
 
 def user_source_line() -> SourceLine | None:
     """The innermost frame outside torch and gradgraph, as a :class:`SourceLine`."""
-    frame = sys._getframe(1)
+    return source_line_from(sys._getframe(1))
+
+
+def source_line_from(frame: FrameType | None) -> SourceLine | None:
+    """The first frame from ``frame`` outwards that is outside torch and gradgraph."""
     while frame is not None:
         code = frame.f_code
         if code not in _skipped:  # most frames are torch's: the cheapest test first
+            resolver = _resolvers.get(code)
+            if resolver is not None:
+                return resolver(frame)
             if not code.co_filename.startswith(_SKIPPED_DIRS):
                 return SourceLine(code.co_filename, frame.f_lineno)
             _skipped.add(code)
         frame = frame.f_back
     return None
+
+
+@contextlib.contextmanager
+def resolve_frames(
+    code: CodeType, resolver: Callable[[FrameType], SourceLine | None]
+) -> Iterator[None]:
+    """For the block, a walk that meets a frame of ``code`` answers ``resolver(frame)``.
+
+    >>> def marker(): return user_source_line()
+    >>> with resolve_frames(marker.__code__, lambda frame: SourceLine("known.py", 7)):
+    ...     marker()
+    SourceLine(known.py:7)
+    """
+    _resolvers[code] = resolver
+    try:
+        yield
+    finally:
+        del _resolvers[code]

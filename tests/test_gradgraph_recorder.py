@@ -81,6 +81,45 @@ def test_exp_sum_one_backward_exact_sequence(xw):
     rec.close()
 
 
+class _Block(torch.nn.Module):
+    """A learner's module: ops in its forward belong to its own lines."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.inner = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.Tanh())
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.inner(x)  # the Sequential's ops: this line
+        return h.exp()  # an op of its own: this line
+
+
+def test_an_op_inside_modules_is_labelled_with_the_learners_line_that_led_to_it():
+    net = torch.nn.Sequential(_Block(), torch.nn.Linear(2, 1))
+    with gradgraph.record(net) as rec:
+        out = net(torch.ones(1, 2))  # the outer Linear's op: this line
+        out.sum().backward()
+    ops = {
+        (e.details["op"], e.details["module"]): e.details["source"]
+        for e in of_kind(rec, EventKind.NODE)
+        if e.details["op"] is not None
+    }
+    assert "h = self.inner(x)" in ops[("linear", "0.inner.0")]
+    assert "h = self.inner(x)" in ops[("tanh", "0.inner.1")]
+    assert "return h.exp()" in ops[("exp", "0")]
+    assert "out = net(torch.ones(1, 2))" in ops[("linear", "1")]
+    assert "out.sum().backward()" in ops[("sum", None)]
+    assert torch.nn.Module._call_impl is torch.nn.Module.__dict__["_call_impl"]
+    rec.close()
+
+
+def test_module_tracking_ends_with_the_block_even_when_it_raises():
+    original = torch.nn.Module._call_impl
+    with pytest.raises(ValueError), gradgraph.record():
+        raise ValueError("learner's mistake")
+    assert torch.nn.Module._call_impl is original
+    assert torch.nn.Linear(2, 2)(torch.ones(2)).shape == (2,)
+
+
 def test_retain_graph_then_free_then_error(xw):
     x, w = xw
     with gradgraph.record(names={"x": x, "w": w}) as rec:
