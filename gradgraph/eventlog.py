@@ -1,120 +1,130 @@
-"""A thread-safe, append-only event log with a memory sample on every event.
+"""A thread-safe, append-only event log.
 
-Hooks may fire on autograd's worker thread (CUDA backward): they only append here,
-under a lock, and never draw. Each event is stamped with the backward call it happened
-in (autograd's graph task: one per ``backward()`` or ``autograd.grad()`` call).
+Hooks may fire on autograd's worker thread (CUDA backward): they only append here and
+never draw. An append is one ``list.append`` of a tuple (atomic in Python), so hooks
+take no lock. Each entry is stamped with autograd's graph task (one per ``backward()``
+or ``autograd.grad()`` call; the first entry of a task notes where the call was made),
+the thread, and on CUDA and MPS the allocator's figure.
 
 Recording must cost little, so an entry is stored as it comes: the facts as the hook
 found them (a ``torch.Size``, a ``dtype``, a 0-dim tensor holding a norm, a
 :class:`~gradgraph.source.SourceLine`). It becomes an :class:`~gradgraph.events.Event`
-of plain values (tuples, strings, floats) the first time the events are looked at; each
-entry is converted once, and what it says was fixed when it was logged.
+of plain values (tuples, strings, floats) the first time the events are looked at, in
+order; each entry is converted once, and what it says was fixed when it was logged.
+The bytes held by saved tensors are counted then too, by replaying the ``saved`` and
+``freed`` entries in order: the sample on each event is what was held at that moment.
 
 >>> import torch
->>> from gradgraph.eventlog import EventLog
+>>> from gradgraph.eventlog import EventLog, SavedFacts
 >>> from gradgraph.events import EventKind
 >>> log = EventLog(torch.device("cpu"))
 >>> log.emit(EventKind.NODE, 0, "x", {"grad_fn": "AccumulateGrad", "dtype": torch.float32})
->>> log.snapshot()
-(Event(0, node, 'x'),)
->>> log.snapshot()[0].details["dtype"]
-'torch.float32'
+>>> facts = SavedFacts("self", torch.Size([3]), torch.float32, torch.device("cpu"), 3, 12, 12, "k")
+>>> log.emit(EventKind.SAVED, 1, "ExpBackward0", facts)
+>>> [(e.kind.value, e.memory.saved_bytes) for e in log.snapshot()]
+[('node', 0), ('saved', 12)]
+>>> log.snapshot()[0].details["dtype"], log.snapshot()[1].details["alias"]
+('torch.float32', False)
 >>> log.close(); log.emit(EventKind.NODE, 1, "y", {})
 >>> len(log)
-1
+2
 """
 
 from __future__ import annotations
 
 import threading
+from collections import deque
 from collections.abc import Callable, Hashable, Mapping
 from types import MappingProxyType
-from typing import Any
+from typing import Any, NamedTuple
 
 import torch
 
 from .events import BackwardCall, Event, EventKind, MemorySample
-from .memory import SavedMemory
+from .memory import SavedMemory, allocator_reader
 from .source import SourceLine, backward_target, user_source_line
 
-__all__ = ["EventLog"]
+__all__ = ["EventLog", "SavedFacts"]
 
-# One logged entry: kind, node, name, details, saved bytes, allocator bytes, thread, call number.
+# One logged entry: kind, node, name, details, graph task (< 0: none), thread id, allocator
+# bytes (None on CPU)
 _Entry = tuple[Any, ...]
 _graph_task_id = torch._C._current_graph_task_id  # < 0 outside backward
+_get_ident = threading.get_ident
 _current_thread = threading.current_thread
+_SAVED, _FREED = EventKind.SAVED, EventKind.FREED
+
+
+class SavedFacts(NamedTuple):
+    """What a ``saved`` or ``freed`` entry carries: the saved tensor's facts, and its storage
+    (``key`` identifies it, ``storage_bytes`` is its size) for the memory count."""
+
+    slot: str
+    shape: Any
+    dtype: Any
+    device: Any
+    numel: int
+    bytes: int
+    storage_bytes: int
+    key: Hashable
 
 
 class EventLog:
     """Time-ordered events; once closed, further emits are ignored."""
 
     def __init__(self, device: torch.device) -> None:
-        self._lock = threading.RLock()
+        self._lock = threading.RLock()  # converting entries into events
         self._entries: list[_Entry] = []
+        self._sink: list[_Entry] | deque = self._entries  # where emits go (closed: nowhere)
         self._events: list[Event] = []  # the entries converted so far, in order
-        self._memory = SavedMemory(device)
-        self._closed = False
-        self._calls: dict[int, int] = {}  # autograd graph task id -> call number
-        self._call_origins: list[tuple[SourceLine | None, str]] = []  # by call number - 1
+        self._memory = SavedMemory()  # replayed while converting
+        self._threads: dict[int, threading.Thread] = {}
+        # graph task id -> (call number, where the call was made, name of its first event)
+        self._origins: dict[int, tuple[int, SourceLine | None, str]] = {}
         self._backward_calls: dict[int, BackwardCall] = {}
+        self._allocated = allocator_reader(device)
+        if self._allocated is not None:
+            self.emit = self._emit_sampled  # type: ignore[method-assign]
 
     def __repr__(self) -> str:
-        return f"EventLog({len(self._entries)} events{', closed' if self._closed else ''})"
+        closed = self._sink is not self._entries
+        return f"EventLog({len(self._entries)} events{', closed' if closed else ''})"
 
     def __len__(self) -> int:
         return len(self._entries)
 
-    @property
-    def lock(self) -> threading.RLock:
-        """The lock that orders events; hold it to make several steps atomic."""
-        return self._lock
+    def emit(self, kind: EventKind, node: int | None, name: str, details: Any) -> None:
+        """Append one event, stamped with its backward call and thread.
 
-    def emit(
-        self, kind: EventKind, node: int | None, name: str, details: Mapping[str, Any]
-    ) -> None:
-        """Append one event, stamped with its memory sample, thread and backward call.
-
-        ``details`` is kept as given (not copied): do not change it afterwards.
+        ``details`` (a mapping, or :class:`SavedFacts` for ``saved`` and ``freed``) is
+        kept as given, not copied: do not change it afterwards.
         """
-        with self._lock:
-            if not self._closed:  # what _append does, inlined: this is the hooks' path
-                task = _graph_task_id()
-                memory = self._memory
-                self._entries.append(
-                    (
-                        kind,
-                        node,
-                        name,
-                        details,
-                        memory.total,
-                        memory.allocated() if memory.allocated is not None else None,
-                        _current_thread(),  # its name is read with the event
-                        None if task < 0 else (self._calls.get(task) or self._new_call(task, name)),
-                    )
-                )
+        task = _graph_task_id()
+        if task >= 0 and task not in self._origins:
+            self._new_call(task, name)
+        ident = _get_ident()
+        if ident not in self._threads:
+            self._threads[ident] = _current_thread()
+        self._sink.append((kind, node, name, details, task, ident, None))
 
-    def emit_saved(
-        self, node: int, name: str, details: dict[str, Any], key: Hashable, nbytes: int
-    ) -> None:
-        """Log a saved tensor and count its storage (``details["alias"]``: storage already held)."""
-        with self._lock:
-            if not self._closed:
-                details["alias"] = not self._memory.add(key, nbytes)
-                self._append(EventKind.SAVED, node, name, details, _graph_task_id())
-
-    def emit_freed(self, node: int, name: str, details: dict[str, Any], key: Hashable) -> None:
-        """Log a released saved tensor (``details["released"]``: its storage left the saved set)."""
-        with self._lock:
-            if not self._closed:
-                details["released"] = self._memory.remove(key)
-                self._append(EventKind.FREED, node, name, details, _graph_task_id())
+    def _emit_sampled(self, kind: EventKind, node: int | None, name: str, details: Any) -> None:
+        """:meth:`emit` on a device with an allocator figure, sampled with each event."""
+        task = _graph_task_id()
+        if task >= 0 and task not in self._origins:
+            self._new_call(task, name)
+        ident = _get_ident()
+        if ident not in self._threads:
+            self._threads[ident] = _current_thread()
+        self._sink.append((kind, node, name, details, task, ident, self._allocated()))
 
     def emit_error(self, node: int | None, name: str, details: Mapping[str, Any]) -> None:
         """Log an error; one raised by a backward call belongs to the last call that ran."""
-        with self._lock:
-            if not self._closed:
-                call = self._last_call() if details.get("op") == "backward" else None
-                self._append(EventKind.ERROR, node, name, details, -1, call)
+        task = self._last_task() if details.get("op") == "backward" else -1
+        ident = _get_ident()
+        if ident not in self._threads:
+            self._threads[ident] = _current_thread()
+        allocated = self._allocated() if self._allocated is not None else None
+        self._sink.append((EventKind.ERROR, node, name, details, task, ident, allocated))
 
     def snapshot(self) -> tuple[Event, ...]:
         """The events so far."""
@@ -126,39 +136,22 @@ class EventLog:
 
     def close(self) -> None:
         """Stop accepting events."""
-        with self._lock:
-            self._closed = True
+        self._sink = deque(maxlen=0)
 
-    def _append(
-        self,
-        kind: EventKind,
-        node: int | None,
-        name: str,
-        details: Mapping[str, Any],
-        task: int,
-        call: int | None = None,
-    ) -> None:
-        """Log one entry: of the backward call of graph task ``task`` (< 0: ``call``)."""
-        if task >= 0:
-            call = self._calls.get(task) or self._new_call(task, name)
-        memory = self._memory
-        allocated = memory.allocated() if memory.allocated is not None else None
-        thread = _current_thread()  # its name is read with the event
-        self._entries.append((kind, node, name, details, memory.total, allocated, thread, call))
-
-    def _new_call(self, task: int, name: str) -> int:
+    def _new_call(self, task: int, name: str) -> None:
         """Number autograd's graph task ``task`` as the next backward call, noting where it
         was made, to be named after what it differentiates."""
-        call = self._calls[task] = len(self._calls) + 1
-        self._call_origins.append((user_source_line(), name))
-        return call
+        self._origins[task] = (len(self._origins) + 1, user_source_line(), name)
 
-    def _last_call(self) -> int | None:
-        """The number of the backward call that logged last, None before any."""
-        return next((entry[7] for entry in reversed(self._entries) if entry[7] is not None), None)
+    def _last_task(self) -> int:
+        """The graph task of the backward call that logged last, -1 before any."""
+        return next((entry[4] for entry in reversed(self._entries) if entry[4] >= 0), -1)
 
     def _event(self, index: int, entry: _Entry) -> Event:
-        kind, node, name, details, saved, allocated, thread, call = entry
+        kind, node, name, details, task, ident, allocated = entry
+        if kind is _SAVED or kind is _FREED:
+            details = self._storage_counted(kind, details)
+        saved = self._memory.total
         previous = self._events[-1].memory if self._events else None
         if previous is not None and (previous.saved_bytes, previous.allocator_bytes) == (
             saved,
@@ -168,15 +161,27 @@ class EventLog:
         else:
             memory = MemorySample(saved, allocated)
         plain = MappingProxyType({key: _plain(value) for key, value in details.items()})
-        call = self._backward_call(call)
-        return Event(index, kind, node, name, plain, memory, thread.name, call)
+        thread = self._threads[ident].name
+        return Event(index, kind, node, name, plain, memory, thread, self._backward_call(task))
 
-    def _backward_call(self, number: int | None) -> BackwardCall | None:
-        if number is None:
+    def _storage_counted(self, kind: EventKind, facts: SavedFacts) -> dict[str, Any]:
+        """The details of a ``saved`` or ``freed`` entry, its storage counted in or out:
+        ``alias`` (the storage was already held), ``released`` (it left the saved set)."""
+        details = facts._asdict()
+        key, size = details.pop("key"), details.pop("storage_bytes")
+        if kind is _SAVED:
+            details["alias"] = not self._memory.add(key, size)
+        else:
+            details["released"] = self._memory.remove(key)
+        return details
+
+    def _backward_call(self, task: int) -> BackwardCall | None:
+        origin = self._origins.get(task)
+        if origin is None:
             return None
+        number, where, name = origin
         call = self._backward_calls.get(number)
         if call is None:
-            where, name = self._call_origins[number - 1]
             loss = backward_target(str(where) if where is not None else None) or name
             call = self._backward_calls[number] = BackwardCall(number, loss)
         return call

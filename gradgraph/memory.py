@@ -3,15 +3,15 @@
 A storage saved by several nodes (``x * x`` saves ``x`` twice) is counted once.
 
 >>> import torch
->>> from gradgraph.memory import SavedMemory, storage_facts
->>> mem = SavedMemory(torch.device("cpu"))
+>>> from gradgraph.memory import SavedMemory, allocator_reader, storage_facts
+>>> mem = SavedMemory()
 >>> x = torch.zeros(3)
 >>> key, nbytes = storage_facts(x)
 >>> storage_facts(x[1:]) == (key, 12)  # a view: the same storage, all of it
 True
 >>> mem.add(key, nbytes), mem.add(key, nbytes)
 (True, False)
->>> mem.total, mem.allocated is None  # the CPU has no allocator figure
+>>> mem.total, allocator_reader(torch.device("cpu")) is None  # the CPU has no allocator figure
 (12, True)
 >>> mem.remove(key), mem.remove(key)
 (False, True)
@@ -25,7 +25,7 @@ from collections.abc import Callable, Hashable
 
 import torch
 
-__all__ = ["SavedMemory", "storage_facts"]
+__all__ = ["SavedMemory", "allocator_reader", "storage_facts"]
 
 
 def storage_facts(t: torch.Tensor) -> tuple[Hashable, int]:
@@ -38,7 +38,8 @@ def storage_facts(t: torch.Tensor) -> tuple[Hashable, int]:
         return ("tensor", id(t)), t.numel() * t.element_size()
 
 
-def _allocator_reader(device: torch.device) -> Callable[[], int] | None:
+def allocator_reader(device: torch.device) -> Callable[[], int] | None:
+    """What reads the allocator's figure for ``device`` (CUDA, MPS); None on the CPU."""
     if device.type == "cuda":
         return lambda: torch.cuda.memory_allocated(device)
     if device.type == "mps":
@@ -48,16 +49,15 @@ def _allocator_reader(device: torch.device) -> Callable[[], int] | None:
 
 class SavedMemory:
     """Reference-counted set of live saved storages and their total size (``total``, in
-    bytes), and the device's allocator figure (``allocated``: None where it has none).
+    bytes).
 
-    Not thread-safe by itself: the recorder calls it under its lock.
+    Not thread-safe by itself: the event log calls it under its lock.
     """
 
-    def __init__(self, device: torch.device) -> None:
+    def __init__(self) -> None:
         self._counts: dict[Hashable, int] = {}
         self._sizes: dict[Hashable, int] = {}
         self.total = 0
-        self.allocated: Callable[[], int] | None = _allocator_reader(device)
 
     def __repr__(self) -> str:
         return f"SavedMemory({len(self._counts)} storages, {self.total} B)"

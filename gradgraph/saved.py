@@ -26,17 +26,19 @@ RuntimeError: one of the variables needed for gradient computation has been modi
 from __future__ import annotations
 
 import atexit
-from collections.abc import Callable, Hashable
+from collections.abc import Callable
 from functools import partial
 
 import torch
 
-from .eventlog import EventLog
+from .eventlog import EventLog, SavedFacts
+from .events import EventKind
 from .memory import storage_facts
 
 __all__ = ["Holder", "packer", "unpack"]
 
 _exiting = False  # set at interpreter exit: a holder dying then logs nothing
+_SAVED, _FREED = EventKind.SAVED, EventKind.FREED
 
 
 @atexit.register
@@ -47,23 +49,23 @@ def _at_exit() -> None:
 
 class Holder:
     """What autograd keeps instead of a saved tensor: the tensor (without history: it
-    shares storage and version counter) and its version when saved."""
+    shares storage and version counter), its version when saved, and what was logged."""
 
-    __slots__ = ("tensor", "version", "log", "node", "name", "facts", "key")
+    __slots__ = ("tensor", "version", "log", "node", "name", "facts")
 
     def __init__(
-        self, tensor: torch.Tensor, log: EventLog, node: int, name: str, facts: dict, key: Hashable
+        self, tensor: torch.Tensor, log: EventLog, node: int, name: str, facts: SavedFacts
     ) -> None:
         self.tensor = tensor
         self.version = tensor._version
-        self.log, self.node, self.name, self.facts, self.key = log, node, name, facts, key
+        self.log, self.node, self.name, self.facts = log, node, name, facts
 
     def __repr__(self) -> str:
         return f"Holder({tuple(self.tensor.shape)}, version {self.version})"
 
     def __del__(self) -> None:  # autograd dropped it: backward freed it, or the graph died
         if not _exiting:
-            self.log.emit_freed(self.node, self.name, self.facts, self.key)
+            self.log.emit(_FREED, self.node, self.name, self.facts)
 
 
 def packer(log: EventLog, node: int, name: str, slot: str) -> Callable[[torch.Tensor], Holder]:
@@ -72,21 +74,13 @@ def packer(log: EventLog, node: int, name: str, slot: str) -> Callable[[torch.Te
 
 
 def _pack(log: EventLog, node: int, name: str, slot: str, t: torch.Tensor) -> Holder:
-    key, nbytes = storage_facts(t)
+    key, size = storage_facts(t)
     numel = t.numel()
-    facts = {
-        "slot": slot,
-        "shape": t.shape,
-        "dtype": t.dtype,
-        "device": t.device,
-        "numel": numel,
-        "bytes": numel * t.element_size(),
-    }
-    log.emit_saved(node, name, facts.copy(), key, nbytes)
+    facts = SavedFacts(slot, t.shape, t.dtype, t.device, numel, numel * t.element_size(), size, key)
+    log.emit(_SAVED, node, name, facts)
     # PyTorch hands pack a tensor without history (an alias sharing the version
     # counter); one that had history would make a reference cycle through the graph
-    kept = t.detach() if t.requires_grad else t
-    return Holder(kept, log, node, name, facts, key)
+    return Holder(t.detach() if t.requires_grad else t, log, node, name, facts)
 
 
 def unpack(holder: Holder) -> torch.Tensor:
@@ -97,7 +91,7 @@ def unpack(holder: Holder) -> torch.Tensor:
         raise RuntimeError(
             "one of the variables needed for gradient computation has been modified by an "
             f"inplace operation: [{t.type()} [{dims}]], saved by {holder.name} as "
-            f"{holder.facts['slot']!r}, is at version {t._version}; expected version "
+            f"{holder.facts.slot!r}, is at version {t._version}; expected version "
             f"{holder.version} instead. (Checked by gradgraph: PyTorch skips this check for "
             "saved tensors with hooks.)"
         )

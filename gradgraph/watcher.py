@@ -26,6 +26,7 @@ values when the events are first read.
 from __future__ import annotations
 
 import itertools
+import threading
 import weakref
 from collections.abc import Callable, Iterable
 from functools import partial
@@ -79,7 +80,7 @@ class GraphWatcher:
         module_path: Callable[[], str | None],
     ) -> None:
         self._log = log
-        self._lock = log.lock
+        self._lock = threading.RLock()  # one walk and its adoptions at a time
         self._leaf_names = leaf_names
         self._module_path = module_path
         self._serial = next(_serials)
