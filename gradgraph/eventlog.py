@@ -15,11 +15,11 @@ The bytes held by saved tensors are counted then too, by replaying the ``saved``
 ``freed`` entries in order: the sample on each event is what was held at that moment.
 
 >>> import torch
->>> from gradgraph.eventlog import EventLog, SavedFacts
+>>> from gradgraph.eventlog import EventLog
 >>> from gradgraph.events import EventKind
 >>> log = EventLog(torch.device("cpu"))
 >>> log.emit(EventKind.NODE, 0, "x", {"grad_fn": "AccumulateGrad", "dtype": torch.float32})
->>> facts = SavedFacts("self", torch.Size([3]), torch.float32, torch.device("cpu"), 3, 12, 12, "k")
+>>> facts = ("self", torch.Size([3]), torch.float32, torch.device("cpu"), 3, 12, 12, "k")
 >>> log.emit(EventKind.SAVED, 1, "ExpBackward0", facts)
 >>> [(e.kind.value, e.memory.saved_bytes) for e in log.snapshot()]
 [('node', 0), ('saved', 12)]
@@ -34,9 +34,9 @@ from __future__ import annotations
 
 import threading
 from collections import deque
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Mapping
 from types import MappingProxyType
-from typing import Any, NamedTuple
+from typing import Any
 
 import torch
 
@@ -44,29 +44,19 @@ from .events import BackwardCall, Event, EventKind, MemorySample
 from .memory import SavedMemory, allocator_reader
 from .source import SourceLine, backward_target, user_source_line
 
-__all__ = ["EventLog", "SavedFacts"]
+__all__ = ["EventLog"]
 
-# One logged entry: kind, node, name, details, graph task (< 0: none), thread id, allocator
-# bytes (None on CPU)
+# One logged entry: kind, node, name, details, graph task (< 0: none), thread (a Thread,
+# or the id of a thread Python did not start), allocator bytes (None on CPU)
 _Entry = tuple[Any, ...]
 _graph_task_id = torch._C._current_graph_task_id  # < 0 outside backward
 _get_ident = threading.get_ident
-_current_thread = threading.current_thread
 _SAVED, _FREED = EventKind.SAVED, EventKind.FREED
 
-
-class SavedFacts(NamedTuple):
-    """What a ``saved`` or ``freed`` entry carries: the saved tensor's facts, and its storage
-    (``key`` identifies it, ``storage_bytes`` is its size) for the memory count."""
-
-    slot: str
-    shape: Any
-    dtype: Any
-    device: Any
-    numel: int
-    bytes: int
-    storage_bytes: int
-    key: Hashable
+# What a ``saved`` or ``freed`` entry carries: a plain tuple (made without a Python call)
+# of the saved tensor's facts under these keys, then its storage's size and a key that
+# identifies the storage, for the memory count
+_SAVED_KEYS = ("slot", "shape", "dtype", "device", "numel", "bytes")
 
 
 class EventLog:
@@ -78,7 +68,6 @@ class EventLog:
         self._sink: list[_Entry] | deque = self._entries  # where emits go (closed: nowhere)
         self._events: list[Event] = []  # the entries converted so far, in order
         self._memory = SavedMemory()  # replayed while converting
-        self._threads: dict[int, threading.Thread] = {}
         # graph task id -> (call number, where the call was made, name of its first event)
         self._origins: dict[int, tuple[int, SourceLine | None, str]] = {}
         self._backward_calls: dict[int, BackwardCall] = {}
@@ -96,16 +85,17 @@ class EventLog:
     def emit(self, kind: EventKind, node: int | None, name: str, details: Any) -> None:
         """Append one event, stamped with its backward call and thread.
 
-        ``details`` (a mapping, or :class:`SavedFacts` for ``saved`` and ``freed``) is
-        kept as given, not copied: do not change it afterwards.
+        ``details`` (a mapping; for ``saved`` and ``freed``, the tuple ``(slot, shape,
+        dtype, device, numel, bytes, storage bytes, storage key)``) is kept as given, not
+        copied: do not change it afterwards. The thread is kept as Python knows it (a
+        thread it did not start, such as CUDA's autograd worker, by its id).
         """
         task = _graph_task_id()
         if task >= 0 and task not in self._origins:
             self._new_call(task, name)
         ident = _get_ident()
-        if ident not in self._threads:
-            self._threads[ident] = _current_thread()
-        self._sink.append((kind, node, name, details, task, ident, None))
+        thread = threading._active.get(ident, ident)  # one dict lookup: the hooks' path
+        self._sink.append((kind, node, name, details, task, thread, None))
 
     def _emit_sampled(self, kind: EventKind, node: int | None, name: str, details: Any) -> None:
         """:meth:`emit` on a device with an allocator figure, sampled with each event."""
@@ -113,18 +103,16 @@ class EventLog:
         if task >= 0 and task not in self._origins:
             self._new_call(task, name)
         ident = _get_ident()
-        if ident not in self._threads:
-            self._threads[ident] = _current_thread()
-        self._sink.append((kind, node, name, details, task, ident, self._allocated()))
+        thread = threading._active.get(ident, ident)
+        self._sink.append((kind, node, name, details, task, thread, self._allocated()))
 
     def emit_error(self, node: int | None, name: str, details: Mapping[str, Any]) -> None:
         """Log an error; one raised by a backward call belongs to the last call that ran."""
         task = self._last_task() if details.get("op") == "backward" else -1
-        ident = _get_ident()
-        if ident not in self._threads:
-            self._threads[ident] = _current_thread()
         allocated = self._allocated() if self._allocated is not None else None
-        self._sink.append((EventKind.ERROR, node, name, details, task, ident, allocated))
+        ident = _get_ident()
+        thread = threading._active.get(ident, ident)
+        self._sink.append((EventKind.ERROR, node, name, details, task, thread, allocated))
 
     def snapshot(self) -> tuple[Event, ...]:
         """The events so far."""
@@ -148,7 +136,7 @@ class EventLog:
         return next((entry[4] for entry in reversed(self._entries) if entry[4] >= 0), -1)
 
     def _event(self, index: int, entry: _Entry) -> Event:
-        kind, node, name, details, task, ident, allocated = entry
+        kind, node, name, details, task, thread, allocated = entry
         if kind is _SAVED or kind is _FREED:
             details = self._storage_counted(kind, details)
         saved = self._memory.total
@@ -161,14 +149,14 @@ class EventLog:
         else:
             memory = MemorySample(saved, allocated)
         plain = MappingProxyType({key: _plain(value) for key, value in details.items()})
-        thread = self._threads[ident].name
+        thread = thread.name if isinstance(thread, threading.Thread) else f"thread {thread}"
         return Event(index, kind, node, name, plain, memory, thread, self._backward_call(task))
 
-    def _storage_counted(self, kind: EventKind, facts: SavedFacts) -> dict[str, Any]:
+    def _storage_counted(self, kind: EventKind, facts: tuple) -> dict[str, Any]:
         """The details of a ``saved`` or ``freed`` entry, its storage counted in or out:
         ``alias`` (the storage was already held), ``released`` (it left the saved set)."""
-        details = facts._asdict()
-        key, size = details.pop("key"), details.pop("storage_bytes")
+        details: dict[str, Any] = dict(zip(_SAVED_KEYS, facts, strict=False))
+        size, key = facts[len(_SAVED_KEYS) :]
         if kind is _SAVED:
             details["alias"] = not self._memory.add(key, size)
         else:

@@ -31,7 +31,7 @@ from functools import partial
 
 import torch
 
-from .eventlog import EventLog, SavedFacts
+from .eventlog import EventLog
 from .events import EventKind
 from .memory import storage_facts
 
@@ -54,7 +54,7 @@ class Holder:
     __slots__ = ("tensor", "version", "log", "node", "name", "facts")
 
     def __init__(
-        self, tensor: torch.Tensor, log: EventLog, node: int, name: str, facts: SavedFacts
+        self, tensor: torch.Tensor, log: EventLog, node: int, name: str, facts: tuple
     ) -> None:
         self.tensor = tensor
         self.version = tensor._version
@@ -76,7 +76,7 @@ def packer(log: EventLog, node: int, name: str, slot: str) -> Callable[[torch.Te
 def _pack(log: EventLog, node: int, name: str, slot: str, t: torch.Tensor) -> Holder:
     key, size = storage_facts(t)
     numel = t.numel()
-    facts = SavedFacts(slot, t.shape, t.dtype, t.device, numel, numel * t.element_size(), size, key)
+    facts = (slot, t.shape, t.dtype, t.device, numel, numel * t.element_size(), size, key)
     log.emit(_SAVED, node, name, facts)
     # PyTorch hands pack a tensor without history (an alias sharing the version
     # counter); one that had history would make a reference cycle through the graph
@@ -91,7 +91,7 @@ def unpack(holder: Holder) -> torch.Tensor:
         raise RuntimeError(
             "one of the variables needed for gradient computation has been modified by an "
             f"inplace operation: [{t.type()} [{dims}]], saved by {holder.name} as "
-            f"{holder.facts.slot!r}, is at version {t._version}; expected version "
+            f"{holder.facts[0]!r}, is at version {t._version}; expected version "
             f"{holder.version} instead. (Checked by gradgraph: PyTorch skips this check for "
             "saved tensors with hooks.)"
         )
