@@ -7,18 +7,18 @@ being run, and the firing of hooks the user registered on a module.
 >>> names = LeafNames()
 >>> net = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.Tanh())
 >>> tracker = ModuleTracker(names)
->>> with tracker.installed():
-...     _ = net(torch.ones(1, 2))
+>>> uninstall = tracker.install()
+>>> _ = net(torch.ones(1, 2))
+>>> uninstall()
 >>> names.get(net[0].weight), names.get(net[0].bias)
 ('0.weight', '0.bias')
 """
 
 from __future__ import annotations
 
-import contextlib
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from types import FrameType
 from typing import Any
 
@@ -43,7 +43,7 @@ class ModuleTracker:
     """Names parameters after the outermost module called, and tracks the module stack.
 
     Names already given (by the learner) are kept. While installed, every module call on
-    the recording's thread goes through :meth:`installed`'s ``Module._call_impl``, which
+    the recording's thread goes through :meth:`install`'s ``Module._call_impl``, which
     keeps the stack; module hooks would do the same but send every module call down
     PyTorch's slow path. Each entry also remembers the learner's line that called the
     module: the walk for an op's line stops at the innermost module call (see
@@ -74,9 +74,8 @@ class ModuleTracker:
                 if param is not None:
                     names.setdefault(param, f"{qualname}.{name}" if qualname else name)
 
-    @contextlib.contextmanager
-    def installed(self) -> Iterator[None]:
-        """Track module calls for the duration of the block."""
+    def install(self) -> Callable[[], None]:
+        """Track module calls until the function returned is called."""
         original = torch.nn.Module._call_impl
         stack, paths, owner = self._stack, self._paths, self._owner
 
@@ -94,12 +93,13 @@ class ModuleTracker:
             finally:
                 stack.pop()
 
-        torch.nn.Module._call_impl = tracked_call  # __call__'s slot: costly to reassign
-        try:
-            with resolve_frames(tracked_call.__code__, self._calling_line):
-                yield
-        finally:
+        def uninstall() -> None:
             torch.nn.Module._call_impl = original
+            forget_frames()
+
+        torch.nn.Module._call_impl = tracked_call  # __call__'s slot: costly to reassign
+        forget_frames = resolve_frames(tracked_call.__code__, self._calling_line)
+        return uninstall
 
     def _calling_line(self, frame: FrameType) -> SourceLine | None:
         """The learner's line that called the module whose call ``frame`` runs: on the
@@ -109,32 +109,32 @@ class ModuleTracker:
         return self._stack[-1][1]
 
 
-@contextlib.contextmanager
 def observe_module_hooks(
     modules: tuple[torch.nn.Module, ...], on_fire: Callable[[str, str, str], None]
-) -> Iterator[None]:
-    """Wrap the hooks registered on ``modules`` (and their submodules) for the block.
+) -> Callable[[], None]:
+    """Wrap the hooks registered on ``modules`` (and their submodules) until the function
+    returned is called, which puts the module's own hooks back.
 
     Each wrapped hook calls ``on_fire(module name, hook kind, hook name)`` and then the
     user's hook. Backward hooks are captured by PyTorch at forward time, so those of a
-    forward run inside the block stay observed for a later backward. The module's own
-    hook tables are restored when the block ends.
+    forward run while they are wrapped stay observed for a later backward.
     """
-    restore: list[tuple[dict, int, Callable, Callable]] = []
-    try:
-        for root in modules:
-            for qualname, module in root.named_modules():
-                for attr, kind in _HOOK_DICTS.items():
-                    table = getattr(module, attr)
-                    for key, hook in list(table.items()):
-                        wrapped = _observed(hook, qualname or type(module).__name__, kind, on_fire)
-                        table[key] = wrapped
-                        restore.append((table, key, hook, wrapped))
-        yield
-    finally:
-        for table, key, hook, wrapped in restore:
+    wrapped_hooks: list[tuple[dict, int, Callable, Callable]] = []
+
+    def restore() -> None:
+        for table, key, hook, wrapped in wrapped_hooks:
             if table.get(key) is wrapped:
                 table[key] = hook
+
+    for root in modules:
+        for qualname, module in root.named_modules():
+            for attr, kind in _HOOK_DICTS.items():
+                table = getattr(module, attr)
+                for key, hook in list(table.items()):
+                    wrapped = _observed(hook, qualname or type(module).__name__, kind, on_fire)
+                    table[key] = wrapped
+                    wrapped_hooks.append((table, key, hook, wrapped))
+    return restore
 
 
 def _observed(

@@ -18,18 +18,20 @@ be much of its cost); outside it they take torch's ordinary path.
 >>> def wrap(hook):
 ...     return lambda *args: (fired.append(len(args)), hook(*args))[1]
 >>> x = torch.ones(2, requires_grad=True)
->>> with observe_node_hooks(wrap):
-...     y = (x * 2).sum()
-...     _ = y.grad_fn.register_prehook(lambda grad_outputs: None)
-...     _ = y.grad_fn.register_hook(lambda grad_inputs, grad_outputs: None)
+>>> restore = observe_node_hooks(wrap)
+>>> y = (x * 2).sum()
+>>> _ = y.grad_fn.register_prehook(lambda grad_outputs: None)
+>>> _ = y.grad_fn.register_hook(lambda grad_inputs, grad_outputs: None)
+>>> restore()
 >>> y.backward()
 >>> fired  # the pre-hook gets one argument, the post-hook two
 [1, 2]
 >>> def own(grad_outputs):
 ...     fired.append("own")
->>> with observe_node_hooks(wrap):
-...     y = (x * 2).sum()
-...     handle = y.grad_fn.register_prehook(OwnHook(own))
+>>> restore = observe_node_hooks(wrap)
+>>> y = (x * 2).sum()
+>>> handle = y.grad_fn.register_prehook(OwnHook(own))
+>>> restore()
 >>> y.backward(retain_graph=True)
 >>> handle.remove()
 >>> y.backward()
@@ -39,12 +41,11 @@ be much of its cost); outside it they take torch's ordinary path.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import itertools
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -85,9 +86,9 @@ def _users(hook: Callable) -> bool:
     return module != "torch" and not module.startswith("torch.") and module != _RECORDERS
 
 
-@contextlib.contextmanager
-def observe_node_hooks(wrap: Callable[[Callable], Callable]) -> Iterator[None]:
-    """For the block, register ``wrap(hook)`` instead of each node hook the user registers."""
+def observe_node_hooks(wrap: Callable[[Callable], Callable]) -> Callable[[], None]:
+    """Register ``wrap(hook)`` instead of each node hook the user registers, until the
+    function returned is called."""
     holder = torch.autograd.Function
     had_own = "_register_hook" in holder.__dict__
     original = holder._register_hook
@@ -101,11 +102,11 @@ def observe_node_hooks(wrap: Callable[[Callable], Callable]) -> Iterator[None]:
             return backward_hooks, OwnHandle((weakref.ref(backward_hooks), key))
         return original(backward_hooks, wrap(hook) if _users(hook) else hook)
 
-    holder._register_hook = staticmethod(register_hook)
-    try:
-        yield
-    finally:
+    def restore() -> None:
         if had_own:
             holder._register_hook = staticmethod(original)
         else:
             del holder._register_hook
+
+    holder._register_hook = staticmethod(register_hook)
+    return restore

@@ -345,18 +345,6 @@ def record(
         recording.name(obj, label)
     for module in modules:  # after names: a name given explicitly wins
         recording.name(module, "")
-    with (
-        _exclusive(recording),
-        recording._modules.installed(),
-        observe_module_hooks(modules, recording._on_module_hook),
-        observe_node_hooks(recording._watcher.observed_node_hook),
-        _ForwardMode(recording),
-    ):
-        yield recording
-
-
-@contextlib.contextmanager
-def _exclusive(recording: Recording) -> Iterator[None]:
     with _active_lock:
         if _active:
             raise RuntimeError(
@@ -365,8 +353,15 @@ def _exclusive(recording: Recording) -> Iterator[None]:
                 "program in one block."
             )
         _active.append(recording)
+    undo: list[Callable[[], None]] = []  # what each step installed, undone in reverse
     try:
-        yield
+        undo.append(recording._modules.install())
+        undo.append(observe_module_hooks(modules, recording._on_module_hook))
+        undo.append(observe_node_hooks(recording._watcher.observed_node_hook))
+        with _ForwardMode(recording):
+            yield recording
     finally:
+        for step in reversed(undo):
+            step()
         with _active_lock:
             _active.remove(recording)

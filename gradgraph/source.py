@@ -27,12 +27,11 @@ True
 
 from __future__ import annotations
 
-import contextlib
 import linecache
 import os
 import re
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from types import CodeType, FrameType
 
 import torch
@@ -107,19 +106,22 @@ def source_line_from(frame: FrameType | None) -> SourceLine | None:
     return None
 
 
-@contextlib.contextmanager
 def resolve_frames(
     code: CodeType, resolver: Callable[[FrameType], SourceLine | None]
-) -> Iterator[None]:
-    """For the block, a walk that meets a frame of ``code`` answers ``resolver(frame)``.
+) -> Callable[[], None]:
+    """A walk that meets a frame of ``code`` answers ``resolver(frame)``, until the function
+    returned is called.
 
     >>> def marker(): return user_source_line()
-    >>> with resolve_frames(marker.__code__, lambda frame: SourceLine("known.py", 7)):
-    ...     marker()
+    >>> forget = resolve_frames(marker.__code__, lambda frame: SourceLine("known.py", 7))
+    >>> marker()
     SourceLine(known.py:7)
+    >>> forget(); marker().filename == marker.__code__.co_filename
+    True
     """
+
+    def forget() -> None:
+        _resolvers.pop(code, None)
+
     _resolvers[code] = resolver
-    try:
-        yield
-    finally:
-        del _resolvers[code]
+    return forget
