@@ -7,6 +7,8 @@ True
 
 from __future__ import annotations
 
+import functools
+
 import torch
 
 __all__ = ["pick_device"]
@@ -14,8 +16,14 @@ __all__ = ["pick_device"]
 
 def pick_device() -> torch.device:
     """Return ``cuda`` if available, else ``mps`` if available, else ``cpu``."""
+    return torch.device(_best_device_type())
+
+
+@functools.cache
+def _best_device_type() -> str:
+    """Asked once per process: every recording starts by asking, and asking CUDA costs."""
     if torch.cuda.is_available():
-        return torch.device("cuda")
+        return "cuda"
     if torch.backends.mps.is_available():
-        return torch.device("mps")
-    return torch.device("cpu")
+        return "mps"
+    return "cpu"
