@@ -31,7 +31,7 @@ import weakref
 from collections.abc import Callable, Iterable
 from functools import partial
 from itertools import repeat
-from operator import itemgetter
+from operator import attrgetter, itemgetter
 from typing import Any
 
 import torch
@@ -55,6 +55,9 @@ _current_node = torch._C._current_autograd_node
 _queue_callback = torch.autograd.Variable._execution_engine.queue_callback
 _serials = itertools.count()
 _first = itemgetter(0)
+_second = itemgetter(1)
+_metadata = attrgetter("metadata")
+_tag = itemgetter(_METADATA_KEY)
 _Tensor, _Parameter = torch.Tensor, torch.nn.Parameter
 _LEAF_STARTED = {"grad_fn": "AccumulateGrad"}  # the details of every leaf's backward event
 
@@ -276,8 +279,9 @@ class GraphWatcher:
             "shape": shape,
             "dtype": dtype,
             "device": device,
-            # its inputs were adopted before it, or earlier: all carry this recording's tag
-            "inputs": tuple([child.metadata[_METADATA_KEY][1] for child in children]),
+            # its inputs were adopted before it, or earlier: all carry this recording's tag,
+            # read through C-level getters (no Python frame)
+            "inputs": tuple(map(_second, map(_tag, map(_metadata, children)))),
             "leaf": False,
             "leaf_name": None,
             "parameter": False,
