@@ -71,9 +71,7 @@ class EventLog:
         # graph task id -> (call number, where the call was made, name of its first event)
         self._origins: dict[int, tuple[int, SourceLine | None, str]] = {}
         self._backward_calls: dict[int, BackwardCall] = {}
-        self._allocated = allocator_reader(device)
-        if self._allocated is not None:
-            self.emit = self._emit_sampled  # type: ignore[method-assign]
+        self._allocated = allocator_reader(device)  # None on the CPU
 
     def __repr__(self) -> str:
         closed = self._sink is not self._entries
@@ -82,37 +80,30 @@ class EventLog:
     def __len__(self) -> int:
         return len(self._entries)
 
-    def emit(self, kind: EventKind, node: int | None, name: str, details: Any) -> None:
-        """Append one event, stamped with its backward call and thread.
+    def emit(
+        self, kind: EventKind, node: int | None, name: str, details: Any, task: int | None = None
+    ) -> None:
+        """Append one event, stamped with its backward call (autograd's graph task running
+        now, unless ``task`` is given; < 0: none) and thread.
 
         ``details`` (a mapping; for ``saved`` and ``freed``, the tuple ``(slot, shape,
         dtype, device, numel, bytes, storage bytes, storage key)``) is kept as given, not
         copied: do not change it afterwards. The thread is kept as Python knows it (a
         thread it did not start, such as CUDA's autograd worker, by its id).
         """
-        task = _graph_task_id()
+        if task is None:
+            task = _graph_task_id()
         if task >= 0 and task not in self._origins:
             self._new_call(task, name)
         ident = _get_ident()
         thread = threading._active.get(ident, ident)  # one dict lookup: the hooks' path
-        self._sink.append((kind, node, name, details, task, thread, None))
-
-    def _emit_sampled(self, kind: EventKind, node: int | None, name: str, details: Any) -> None:
-        """:meth:`emit` on a device with an allocator figure, sampled with each event."""
-        task = _graph_task_id()
-        if task >= 0 and task not in self._origins:
-            self._new_call(task, name)
-        ident = _get_ident()
-        thread = threading._active.get(ident, ident)
-        self._sink.append((kind, node, name, details, task, thread, self._allocated()))
+        allocated = self._allocated() if self._allocated is not None else None
+        self._sink.append((kind, node, name, details, task, thread, allocated))
 
     def emit_error(self, node: int | None, name: str, details: Mapping[str, Any]) -> None:
         """Log an error; one raised by a backward call belongs to the last call that ran."""
         task = self._last_task() if details.get("op") == "backward" else -1
-        allocated = self._allocated() if self._allocated is not None else None
-        ident = _get_ident()
-        thread = threading._active.get(ident, ident)
-        self._sink.append((EventKind.ERROR, node, name, details, task, thread, allocated))
+        self.emit(EventKind.ERROR, node, name, details, task)
 
     def snapshot(self) -> tuple[Event, ...]:
         """The events so far."""
