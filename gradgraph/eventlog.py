@@ -46,8 +46,8 @@ from .source import SourceLine, backward_target, user_source_line
 
 __all__ = ["EventLog"]
 
-# One logged entry: kind, node, name, details, graph task (< 0: none), thread (a Thread,
-# or the id of a thread Python did not start), allocator bytes (None on CPU)
+# One logged entry: kind, node, name, details, graph task (< 0: none), thread id,
+# allocator bytes (None on CPU)
 _Entry = tuple[Any, ...]
 _graph_task_id = torch._C._current_graph_task_id  # < 0 outside backward
 _get_ident = threading.get_ident
@@ -72,6 +72,7 @@ class EventLog:
         self._origins: dict[int, tuple[int, SourceLine | None, str]] = {}
         self._backward_calls: dict[int, BackwardCall] = {}
         self._allocated = allocator_reader(device)  # None on the CPU
+        self._threads: dict[int, str] = {}  # thread id -> name, as each first logged
 
     def __repr__(self) -> str:
         closed = self._sink is not self._entries
@@ -88,17 +89,18 @@ class EventLog:
 
         ``details`` (a mapping; for ``saved`` and ``freed``, the tuple ``(slot, shape,
         dtype, device, numel, bytes, storage bytes, storage key)``) is kept as given, not
-        copied: do not change it afterwards. The thread is kept as Python knows it (a
-        thread it did not start, such as CUDA's autograd worker, by its id).
+        copied: do not change it afterwards. A thread is named the first time it logs
+        (one that Python did not start, such as CUDA's autograd worker, by its id).
         """
         if task is None:
             task = _graph_task_id()
         if task >= 0 and task not in self._origins:
             self._new_call(task, name)
         ident = _get_ident()
-        thread = threading._active.get(ident, ident)  # one dict lookup: the hooks' path
-        allocated = self._allocated() if self._allocated is not None else None
-        self._sink.append((kind, node, name, details, task, thread, allocated))
+        if ident not in self._threads:
+            self._threads[ident] = _thread_name(ident)
+        allocated = self._allocated
+        self._sink.append((kind, node, name, details, task, ident, allocated and allocated()))
 
     def emit_error(self, node: int | None, name: str, details: Mapping[str, Any]) -> None:
         """Log an error; one raised by a backward call belongs to the last call that ran."""
@@ -140,8 +142,8 @@ class EventLog:
         else:
             memory = MemorySample(saved, allocated)
         plain = MappingProxyType({key: _plain(value) for key, value in details.items()})
-        thread = thread.name if isinstance(thread, threading.Thread) else f"thread {thread}"
-        return Event(index, kind, node, name, plain, memory, thread, self._backward_call(task))
+        thread_name = self._threads[thread]
+        return Event(index, kind, node, name, plain, memory, thread_name, self._backward_call(task))
 
     def _storage_counted(self, kind: EventKind, facts: tuple) -> dict[str, Any]:
         """The details of a ``saved`` or ``freed`` entry, its storage counted in or out:
@@ -164,6 +166,13 @@ class EventLog:
             loss = backward_target(str(where) if where is not None else None) or name
             call = self._backward_calls[number] = BackwardCall(number, loss)
         return call
+
+
+def _thread_name(ident: int) -> str:
+    """The name of the running thread ``ident`` (``"thread <id>"`` for one that Python did not
+    start, such as CUDA's autograd worker)."""
+    thread = threading._active.get(ident)
+    return thread.name if thread is not None else f"thread {ident}"
 
 
 def _tensor_value(t: torch.Tensor) -> float | None:
