@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import contextlib
 import html
+import sys
 import threading
 import weakref
 from collections import Counter
@@ -290,7 +291,9 @@ class _ForwardMode(TorchFunctionMode):
             raise
         if isinstance(result, torch.Tensor):
             if result.grad_fn is not None:
-                self._watcher.watch_output(result, name.strip("_"))  # "__mul__" -> "mul"
+                # "__mul__" -> "mul"; the caller's frame: the walk to the learner's line
+                # starts there
+                self._watcher.watch_output(result, name.strip("_"), sys._getframe(1))
         elif isinstance(result, (tuple, list)):
             self._watcher.watch(result, name.strip("_"))
         return result

@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterable
 from functools import partial
 from itertools import repeat
 from operator import attrgetter, itemgetter
+from types import FrameType
 from typing import Any
 
 import torch
@@ -43,7 +44,7 @@ from .introspect import output_meta, saved_hooks_active, saved_slots
 from .names import LeafNames
 from .nodehooks import OwnHook
 from .saved import packer, unpack
-from .source import user_source_line
+from .source import source_line_from, user_source_line
 
 __all__ = ["GraphWatcher"]
 
@@ -135,13 +136,13 @@ class GraphWatcher:
         if roots:
             self.watch_nodes(roots, op, during_backward)
 
-    def watch_output(self, t: torch.Tensor, op: str) -> None:
+    def watch_output(self, t: torch.Tensor, op: str, caller: FrameType) -> None:
         """:meth:`watch` for the one tensor an operation returned (its node is described by
-        the tensor itself)."""
+        the tensor itself); ``caller``: the frame that called the operation."""
         node = t.grad_fn
         if node is not None:
             meta = (t.shape, t.dtype, t.device) if t.output_nr == 0 else None
-            self.watch_nodes([node], op, root_meta=meta)
+            self.watch_nodes([node], op, root_meta=meta, caller=caller)
 
     def watch_nodes(
         self,
@@ -149,15 +150,19 @@ class GraphWatcher:
         op: str | None,
         during_backward: bool = False,
         root_meta: tuple[Any, Any, Any] | None = None,
+        caller: FrameType | None = None,
     ) -> None:
         """Log and hook every node reachable from the nodes ``roots`` that is new here; the
         roots are what ``op`` made (``root_meta``: the shape, dtype and device of a single
-        root's output, where the caller knows them)."""
+        root's output, where the caller knows them; ``caller``: the frame that called
+        ``op``, where the caller has it, to find the learner's line from)."""
         with self._lock:
             new_nodes = self._new_nodes(roots)
             if not new_nodes:
                 return
-            context = (user_source_line(), self._module_path(), during_backward)
+            # starting from the op's caller spares making frame objects of the recorder's
+            line = source_line_from(caller) if caller is not None else user_source_line()
+            context = (line, self._module_path(), during_backward)
             hook_saved = not saved_hooks_active()  # else the user's hooks own the saved tensors
             for node, children in new_nodes:
                 if type(node).__name__ == "AccumulateGrad":
