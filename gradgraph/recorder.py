@@ -289,13 +289,12 @@ class _ForwardMode(TorchFunctionMode):
         except RuntimeError as err:
             _log_error(self._log, self._watcher, name.strip("_"), err)
             raise
+        # "__mul__" -> "mul"; the walk to the learner's line starts at the caller's frame
         if isinstance(result, torch.Tensor):
             if result.grad_fn is not None:
-                # "__mul__" -> "mul"; the caller's frame: the walk to the learner's line
-                # starts there
                 self._watcher.watch_output(result, name.strip("_"), sys._getframe(1))
         elif isinstance(result, (tuple, list)):
-            self._watcher.watch(result, name.strip("_"))
+            self._watcher.watch(result, name.strip("_"), caller=sys._getframe(1))
         return result
 
     def _register_hook(self, t: torch.Tensor, hook: Callable) -> Any:

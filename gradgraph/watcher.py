@@ -125,8 +125,15 @@ class GraphWatcher:
         nid = self.node_id(get_gradient_edge(t).node)
         return nid, (self._names[nid] if nid is not None else self._leaf_names.get(t, "tensor"))
 
-    def watch(self, tensors: Iterable[Any], op: str | None, during_backward: bool = False) -> None:
-        """Log and hook every node reachable from ``tensors`` that is new to this recording."""
+    def watch(
+        self,
+        tensors: Iterable[Any],
+        op: str | None,
+        during_backward: bool = False,
+        caller: FrameType | None = None,
+    ) -> None:
+        """Log and hook every node reachable from ``tensors`` that is new to this recording
+        (``caller``: as in :meth:`watch_nodes`)."""
         roots = []
         for t in tensors:
             if isinstance(t, torch.Tensor):
@@ -134,7 +141,7 @@ class GraphWatcher:
                 if node is not None:
                     roots.append(node)
         if roots:
-            self.watch_nodes(roots, op, during_backward)
+            self.watch_nodes(roots, op, during_backward, caller=caller)
 
     def watch_output(self, t: torch.Tensor, op: str, caller: FrameType) -> None:
         """:meth:`watch` for the one tensor an operation returned (its node is described by
