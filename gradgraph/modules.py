@@ -66,31 +66,13 @@ class ModuleTracker:
         return self._stack[-1][0]
 
     def name_module(self, module: torch.nn.Module, prefix: str = "") -> None:
-        """Name ``module``'s parameters by their qualified names, after ``prefix``.
-
-        Modules are visited as ``named_modules`` visits them (depth first, a shared one
-        once, under its first name), straight through ``_modules``: this runs at the
-        start of every recording.
-        """
+        """Name ``module``'s parameters by their qualified names, after ``prefix``."""
         names, paths = self._leaf_names, self._paths
-        seen: set[int] = set()
-        pending = [(prefix, module)]
-        while pending:
-            qualname, sub = pending.pop()
-            if id(sub) in seen:
-                continue
-            seen.add(id(sub))
+        for qualname, sub in module.named_modules(prefix=prefix):  # as named_parameters does
             paths.setdefault(id(sub), qualname or type(sub).__name__)
             for name, param in sub._parameters.items():
                 if param is not None:
                     names.setdefault(param, f"{qualname}.{name}" if qualname else name)
-            children = sub._modules
-            if children:  # pushed last first: the first child is visited next
-                pending += [
-                    (f"{qualname}.{name}" if qualname else name, child)
-                    for name, child in reversed(children.items())
-                    if child is not None
-                ]
 
     def install(self) -> Callable[[], None]:
         """Track module calls until the function returned is called."""
