@@ -7,10 +7,11 @@ or ``autograd.grad()`` call; the first entry of a task notes where the call was 
 the thread, and on CUDA and MPS the allocator's figure.
 
 Recording must cost little, so an entry is stored as it comes: the facts as the hook
-found them (a ``torch.Size``, a ``dtype``, a 0-dim tensor holding a norm, a
-:class:`~gradgraph.source.SourceLine`). It becomes an :class:`~gradgraph.events.Event`
-of plain values (tuples, strings, floats) the first time the events are looked at, in
-order; each entry is converted once, and what it says was fixed when it was logged.
+found them (a ``torch.Size``, a ``dtype``, a 0-dim tensor holding a norm or a
+:class:`~gradgraph.norms.LateNorm` to compute, a :class:`~gradgraph.source.SourceLine`).
+It becomes an :class:`~gradgraph.events.Event` of plain values (tuples, strings, floats)
+the first time the events are looked at, in order; each entry is converted once, and
+what it says was fixed when it was logged.
 The bytes held by saved tensors are counted then too, by replaying the ``saved`` and
 ``freed`` entries in order: the sample on each event is what was held at that moment.
 
@@ -42,6 +43,7 @@ import torch
 
 from .events import BackwardCall, Event, EventKind, MemorySample
 from .memory import SavedMemory, allocator_reader
+from .norms import LateNorm
 from .source import SourceLine, backward_target, user_source_line
 
 __all__ = ["EventLog"]
@@ -188,12 +190,13 @@ _PLAIN: dict[type, Callable[[Any], Any]] = {
     torch.dtype: str,
     torch.device: str,
     SourceLine: str,
+    LateNorm: LateNorm.read,
 }
 
 
 def _plain(value: Any) -> Any:
     """A detail as a plain value: tuples for shapes, strings for dtypes, devices and source
-    lines, floats for norms."""
+    lines, floats for norms (0-dim tensors and :class:`~gradgraph.norms.LateNorm`)."""
     convert = _PLAIN.get(type(value))
     if convert is not None:
         return convert(value)

@@ -65,6 +65,9 @@ from .watcher import GraphWatcher
 __all__ = ["Recording", "record", "side_by_side"]
 
 _LOGGED = "_gradgraph_logged"
+# Gradients a recording may hold to compute their norms when its events are read (CPU
+# only: on CUDA and MPS they would show in the allocator's figure), see gradgraph.norms
+_LATE_NORM_BYTES = 16 * 2**20
 _active_lock = threading.Lock()
 _active: list[Recording] = []
 
@@ -81,8 +84,10 @@ class Recording:
       (its storage was already held by another saved tensor, so it adds no memory);
     - ``freed``: the same facts plus ``released`` (the storage left the saved set);
     - ``backward``: ``grad_fn``; ``grad``: ``target`` (``"leaf"`` or ``"retained"``),
-      ``norm`` (of the arriving gradient), ``accumulated_norm`` (of what ``.grad`` holds
-      now); logged after ``.grad`` was set and before a post-accumulate-grad hook fires;
+      ``norm`` (of the arriving gradient; None where it has none, or where it aliased a
+      tensor changed in place before the events were read), ``accumulated_norm`` (of what
+      ``.grad`` holds now); logged after ``.grad`` was set and before a post-accumulate-grad
+      hook fires;
     - ``hook``: ``target`` (``"tensor"``, ``"node"`` or ``"module"``), ``kind``, ``hook``,
       ``module``; a node's pre-hook fires after its ``backward`` event (the recorder's own
       pre-hook comes first), its post-hook after it ran;
@@ -97,7 +102,12 @@ class Recording:
         self._log = EventLog(self.device)
         self._leaf_names = LeafNames()
         self._modules = ModuleTracker(self._leaf_names)
-        self._watcher = GraphWatcher(self._log, self._leaf_names, self._modules.current_path)
+        self._watcher = GraphWatcher(
+            self._log,
+            self._leaf_names,
+            self._modules.current_path,
+            late_norm_bytes=_LATE_NORM_BYTES if self.device.type == "cpu" else 0,
+        )
         self._closer = weakref.finalize(self, _close, self._watcher, self._log)
         self._frame_stores: dict[tuple[int, bool, tuple[str, ...]], Any] = {}
 

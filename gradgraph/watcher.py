@@ -7,7 +7,9 @@ recorded) until :meth:`GraphWatcher.close`.
 
 Hooks run inside the user's forward and backward, so they only note what they see
 (shapes, dtypes, the norm as a 0-dim tensor); the event log turns that into plain
-values when the events are first read.
+values when the events are first read. On the CPU, the norm of a gradient added into a
+``.grad`` that already held one waits until then too (see ``gradgraph.norms``), within
+a budget of bytes held per recording.
 
 >>> import torch
 >>> from gradgraph.eventlog import EventLog
@@ -43,13 +45,13 @@ from .events import EventKind
 from .introspect import output_meta, saved_hooks_active, saved_slots
 from .names import LeafNames
 from .nodehooks import OwnHook
+from .norms import LateNorm, norm
 from .saved import packer, unpack
 from .source import source_line_from, user_source_line
 
 __all__ = ["GraphWatcher"]
 
 _METADATA_KEY = "gradgraph"
-_vector_norm = torch.linalg.vector_norm
 _grad_enabled = torch.is_grad_enabled
 _graph_task_id = torch._C._current_graph_task_id
 _current_node = torch._C._current_autograd_node
@@ -63,17 +65,6 @@ _Tensor, _Parameter = torch.Tensor, torch.nn.Parameter
 _LEAF_STARTED = {"grad_fn": "AccumulateGrad"}  # the details of every leaf's backward event
 
 
-def _norm(t: torch.Tensor | None) -> torch.Tensor | None:
-    """The gradient's 2-norm as a 0-dim tensor (read as a float later, so that no hook waits
-    for a device), or None where it has none (a hook must never raise)."""
-    if t is None:
-        return None
-    try:  # hooks run without grad mode, unless create_graph: then add nothing to the graph
-        return _vector_norm(t.detach() if _grad_enabled() else t)
-    except (RuntimeError, NotImplementedError, TypeError):  # sparse, integer...
-        return None
-
-
 class GraphWatcher:
     """Discovers nodes reachable from tensors and installs the recording's hooks on them."""
 
@@ -82,6 +73,7 @@ class GraphWatcher:
         log: EventLog,
         leaf_names: LeafNames,
         module_path: Callable[[], str | None],
+        late_norm_bytes: int = 0,
     ) -> None:
         self._log = log
         self._lock = threading.RLock()  # one walk and its adoptions at a time
@@ -93,7 +85,8 @@ class GraphWatcher:
         self._handles: list[Any] = []
         self._retained: dict[int, list[tuple[int, weakref.ref]]] = {}  # node -> (output, tensor)
         # leaf node -> (norm of the gradient arriving, whether .grad was None before it)
-        self._arriving: dict[int, tuple[torch.Tensor | None, bool]] = {}
+        self._arriving: dict[int, tuple[torch.Tensor | LateNorm | None, bool]] = {}
+        self._late_norm_bytes = late_norm_bytes  # what LateNorms may still hold
         # [graph task, node] of each backward call under way (innermost last): the node
         # that started last in it; None once a leaf is done
         self._running: list[list[Any]] = []
@@ -356,8 +349,8 @@ class GraphWatcher:
                 t = tensor()
                 grad = {
                     "target": "retained",
-                    "norm": _norm(grad_outputs[output]),
-                    "accumulated_norm": _norm(t.grad if t is not None else None),
+                    "norm": norm(grad_outputs[output]),
+                    "accumulated_norm": norm(t.grad if t is not None else None),
                 }
                 self._log.emit(EventKind.GRAD, nid, name, grad)
         self._log.emit(EventKind.BACKWARD, nid, name, details)
@@ -372,9 +365,21 @@ class GraphWatcher:
         """A leaf's pre-hook: the norm of the arriving gradient, then its ``backward``."""
         variable = leaf()
         empty = variable is not None and variable.grad is None
-        self._arriving[nid] = (_norm(grad_outputs[0]), empty)
+        self._arriving[nid] = (self._arriving_norm(grad_outputs[0], empty), empty)
         self._log.emit(EventKind.BACKWARD, nid, name, _LEAF_STARTED)
         self._started(nid)
+
+    def _arriving_norm(self, grad: torch.Tensor | None, empty: bool) -> Any:
+        """The norm of a gradient arriving at a leaf: a :class:`LateNorm` where it will be
+        added into a ``.grad`` already there (so nothing holds it after) and the budget
+        allows, else computed now (a ``.grad`` that was None may become that very tensor)."""
+        if empty or grad is None or not grad.is_cpu:
+            return norm(grad)
+        size = grad.nbytes
+        if size > self._late_norm_bytes:
+            return norm(grad)
+        self._late_norm_bytes -= size
+        return LateNorm(grad)
 
     def _started(self, nid: int) -> None:
         """Note that node ``nid`` started in the backward call running now (the first node
@@ -400,9 +405,9 @@ class GraphWatcher:
         arriving = self._arriving.pop(nid, None)
         if arriving is None:
             return  # already logged (before a post-accumulate-grad hook)
-        norm, was_empty = arriving
-        held = norm if was_empty else _norm(leaf.grad if leaf is not None else None)
-        details = {"target": "leaf", "norm": norm, "accumulated_norm": held}
+        arrived, was_empty = arriving
+        held = arrived if was_empty else norm(leaf.grad if leaf is not None else None)
+        details = {"target": "leaf", "norm": arrived, "accumulated_norm": held}
         self._log.emit(EventKind.GRAD, nid, self._names[nid], details)
 
     def _on_leaf_grad(

@@ -209,6 +209,52 @@ def test_leaf_grad_oracle_and_accumulation(xw):
     rec.close()
 
 
+@pytest.mark.parametrize("budget", [0, 16 * 2**20], ids=["computed in the hook", "read later"])
+def test_the_norm_of_a_gradient_added_into_dot_grad_is_exact_either_way(monkeypatch, budget):
+    monkeypatch.setattr(gradgraph.recorder, "_LATE_NORM_BYTES", budget)
+    net = torch.nn.Linear(4, 3)
+    x = torch.rand(5, 4)
+    net(x).pow(2).sum().backward()  # .grad already holds a gradient
+    arriving = {name: p.grad.clone() for name, p in net.named_parameters()}
+    for p in net.parameters():
+        p.grad.mul_(-0.5)  # so that the two norms differ
+    before = {name: p.grad.clone() for name, p in net.named_parameters()}
+    with gradgraph.record(net) as rec:
+        net(x).pow(2).sum().backward()
+    grads = {e.name: e.details for e in of_kind(rec, EventKind.GRAD)}
+    for name, p in net.named_parameters():
+        assert grads[name]["norm"] == pytest.approx(arriving[name].norm().item())
+        assert grads[name]["accumulated_norm"] == pytest.approx(p.grad.norm().item())
+        assert p.grad.norm().item() != pytest.approx(arriving[name].norm().item())
+        assert torch.allclose(p.grad, before[name] + arriving[name])
+    rec.close()
+
+
+def test_an_arriving_gradient_changed_before_the_events_are_read_shows_no_norm_not_a_wrong_one():
+    x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    x.grad = torch.ones(3)
+    upstream = torch.tensor([3.0, 0.0, 4.0])
+    with gradgraph.record(names={"x": x}) as rec:
+        x.view(3).backward(upstream)  # the gradient reaching x is a view of `upstream`
+    upstream.mul_(10)  # changed in place after backward, before anyone looked
+    (grad,) = of_kind(rec, EventKind.GRAD)
+    assert grad.details["norm"] in (None, pytest.approx(5.0))  # never 50
+    assert grad.details["accumulated_norm"] == pytest.approx(x.grad.norm().item())
+    rec.close()
+
+
+def test_a_recording_lets_the_gradients_it_measures_go_once_its_events_are_read():
+    x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    x.grad = torch.ones(3)
+    arrived: list[weakref.ref] = []
+    x.register_hook(lambda g: arrived.append(weakref.ref(g)))
+    with gradgraph.record(names={"x": x}) as rec:
+        (x * torch.tensor([0.5, -0.5, 0.25])).sum().backward()
+    assert [e.details["norm"] for e in of_kind(rec, EventKind.GRAD)] == [pytest.approx(0.75)]
+    assert arrived[0]() is None
+    rec.close()
+
+
 def test_tensor_hook_and_module_hooks_fire_in_order():
     net = mlp()
     fired: list[str] = []

@@ -1,0 +1,68 @@
+"""Gradient norms for ``grad`` events: computed in the hook, or later when that is exact.
+
+A hook runs inside the learner's backward, so every norm it computes is paid there. The
+gradient arriving at a leaf whose ``.grad`` already held a value is added into ``.grad``
+and then held by nothing but autograd's finished input buffer: nothing changes it any
+more, so its norm can wait until the events are read (:class:`LateNorm`). Its version
+counter, shared with every view of the same storage, is checked then: a gradient that was
+after all modified in place since (an alias of a tensor the learner holds) reads as None,
+never as a value it did not have.
+
+>>> import torch
+>>> from gradgraph.norms import LateNorm, norm
+>>> g = torch.tensor([3.0, 4.0])
+>>> float(norm(g)), LateNorm(g).read()
+(5.0, 5.0)
+>>> late = LateNorm(g)
+>>> _ = g.mul_(2)  # modified in place before the events were read
+>>> late.read() is None
+True
+"""
+
+from __future__ import annotations
+
+import torch
+
+__all__ = ["LateNorm", "norm"]
+
+_vector_norm = torch.linalg.vector_norm
+_grad_enabled = torch.is_grad_enabled
+
+
+def norm(t: torch.Tensor | None) -> torch.Tensor | None:
+    """The gradient's 2-norm as a 0-dim tensor (read as a float later, so that no hook waits
+    for a device), or None where it has none (a hook must never raise)."""
+    if t is None:
+        return None
+    try:  # hooks run without grad mode, unless create_graph: then add nothing to the graph
+        return _vector_norm(t.detach() if _grad_enabled() else t)
+    except (RuntimeError, NotImplementedError, TypeError):  # sparse, integer...
+        return None
+
+
+class LateNorm:
+    """The norm of ``gradient`` as it is now, computed on the first :meth:`read`.
+
+    Until then it holds the gradient (its bytes are the caller's to budget); the first
+    read lets it go.
+    """
+
+    __slots__ = ("_gradient", "_version", "_value")
+
+    def __init__(self, gradient: torch.Tensor) -> None:
+        self._gradient: torch.Tensor | None = gradient
+        self._version = gradient._version
+        self._value: float | None = None
+
+    def __repr__(self) -> str:
+        state = "pending" if self._gradient is not None else self._value
+        return f"LateNorm({state})"
+
+    def read(self) -> float | None:
+        """The norm as a float; None where the gradient was modified in place since (or has
+        no norm)."""
+        gradient, self._gradient = self._gradient, None
+        if gradient is not None and gradient._version == self._version:
+            value = norm(gradient)
+            self._value = float(value) if value is not None else None
+        return self._value
