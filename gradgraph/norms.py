@@ -6,7 +6,8 @@ and then held by nothing but autograd's finished input buffer: nothing changes i
 more, so its norm can wait until the events are read (:class:`LateNorm`). Its version
 counter, shared with every view of the same storage, is checked then: a gradient that was
 after all modified in place since (an alias of a tensor the learner holds) reads as None,
-never as a value it did not have.
+not as a value it did not have. (A change made through ``.data``, which has a version
+counter of its own, is the one change that no check can see.)
 
 >>> import torch
 >>> from gradgraph.norms import LateNorm, norm
