@@ -372,8 +372,9 @@ class GraphWatcher:
     def _arriving_norm(self, grad: torch.Tensor | None, empty: bool) -> Any:
         """The norm of a gradient arriving at a leaf: a :class:`LateNorm` where it will be
         added into a ``.grad`` already there (so nothing holds it after) and the budget
-        allows, else computed now (a ``.grad`` that was None may become that very tensor)."""
-        if empty or grad is None or not grad.is_cpu:
+        allows, else computed now (a ``.grad`` that was None may become that very tensor;
+        a gradient with history, from a create_graph backward, would keep its graph alive)."""
+        if empty or grad is None or not grad.is_cpu or grad.requires_grad:
             return norm(grad)
         size = grad.nbytes
         if size > self._late_norm_bytes:

@@ -255,6 +255,21 @@ def test_a_recording_lets_the_gradients_it_measures_go_once_its_events_are_read(
     rec.close()
 
 
+@pytest.mark.filterwarnings("ignore:Using backward\\(\\) with create_graph=True")
+def test_a_create_graph_gradient_is_measured_at_once_and_not_held_with_its_graph():
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    x.grad = torch.ones(2)
+    arrived: list[weakref.ref] = []
+    x.register_hook(lambda g: arrived.append(weakref.ref(g)))
+    with gradgraph.record(names={"x": x}) as rec:
+        (x**3).sum().backward(create_graph=True)
+    assert arrived[0]() is None  # no event read yet, and nothing holds it
+    (grad,) = of_kind(rec, EventKind.GRAD)
+    assert grad.details["norm"] == pytest.approx((3 * x**2).norm().item())
+    rec.close()
+    x.grad = None  # the cycle torch warns about: .grad's graph reaches x
+
+
 def test_tensor_hook_and_module_hooks_fire_in_order():
     net = mlp()
     fired: list[str] = []
