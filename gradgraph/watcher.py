@@ -376,12 +376,15 @@ class GraphWatcher:
         added into a ``.grad`` already there (so nothing holds it after) and the budget
         allows, else computed now (a ``.grad`` that was None may become that very tensor;
         a gradient with history, from a create_graph backward, would keep its graph alive)."""
-        if empty or grad is None or not grad.is_cpu or grad.requires_grad:
+        if (
+            empty
+            or grad is None
+            or not grad.is_cpu
+            or grad.requires_grad
+            or grad.nbytes > self._late_norm_bytes
+        ):
             return norm(grad)
-        size = grad.nbytes
-        if size > self._late_norm_bytes:
-            return norm(grad)
-        self._late_norm_bytes -= size
+        self._late_norm_bytes -= grad.nbytes
         return LateNorm(grad)
 
     def _started(self, nid: int) -> None:
