@@ -46,15 +46,30 @@ from .memory import SavedMemory, allocator_reader
 from .norms import LateNorm
 from .source import SourceLine, backward_target, user_source_line
 
-__all__ = ["EventLog"]
+__all__ = ["NODE_KEYS", "EventLog"]
 
 # One logged entry: kind, node, name, details, graph task (< 0: none), thread id,
 # allocator bytes (None on CPU)
 _Entry = tuple[Any, ...]
 _graph_task_id = torch._C._current_graph_task_id  # < 0 outside backward
 _get_ident = threading.get_ident
-_SAVED, _FREED = EventKind.SAVED, EventKind.FREED
+_NODE, _SAVED, _FREED = EventKind.NODE, EventKind.SAVED, EventKind.FREED
 
+# What a ``node`` entry may carry instead of a mapping: a plain tuple of these, in order
+NODE_KEYS = (
+    "grad_fn",
+    "op",
+    "shape",
+    "dtype",
+    "device",
+    "inputs",
+    "leaf",
+    "leaf_name",
+    "parameter",
+    "source",
+    "module",
+    "during_backward",
+)
 # What a ``saved`` or ``freed`` entry carries: a plain tuple (made without a Python call)
 # of the saved tensor's facts under these keys, then its storage's size and a key that
 # identifies the storage, for the memory count
@@ -90,8 +105,9 @@ class EventLog:
         now, unless ``task`` is given; < 0: none) and thread.
 
         ``details`` (a mapping; for ``saved`` and ``freed``, the tuple ``(slot, shape,
-        dtype, device, numel, bytes, storage bytes, storage key)``) is kept as given, not
-        copied: do not change it afterwards. A thread is named the first time it logs
+        dtype, device, numel, bytes, storage bytes, storage key)``; for ``node``, a mapping
+        or the tuple of its values under :data:`NODE_KEYS`) is kept as given, not copied:
+        do not change it afterwards. A thread is named the first time it logs
         (one that Python did not start, such as CUDA's autograd worker, by its id).
         """
         if task is None:
@@ -134,6 +150,8 @@ class EventLog:
         kind, node, name, details, task, thread, allocated = entry
         if kind is _SAVED or kind is _FREED:
             details = self._storage_counted(kind, details)
+        elif kind is _NODE and type(details) is tuple:
+            details = dict(zip(NODE_KEYS, details, strict=True))
         saved = self._memory.total
         previous = self._events[-1].memory if self._events else None
         if previous is not None and (previous.saved_bytes, previous.allocator_bytes) == (

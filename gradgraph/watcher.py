@@ -61,6 +61,7 @@ _second = itemgetter(1)
 _metadata = attrgetter("metadata")
 _tag = itemgetter(_METADATA_KEY)
 _Tensor, _Parameter = torch.Tensor, torch.nn.Parameter
+_AccumulateGrad = torch._C._functions.AccumulateGrad
 _LEAF_STARTED = {"grad_fn": "AccumulateGrad"}  # the details of every leaf's backward event
 
 
@@ -164,7 +165,7 @@ class GraphWatcher:
             context = (line, self._module_path(), during_backward)
             hook_saved = not saved_hooks_active()  # else the user's hooks own the saved tensors
             for node, children in new_nodes:
-                if type(node).__name__ == "AccumulateGrad":
+                if type(node) is _AccumulateGrad:
                     self._adopt_leaf(node, context)
                 elif node in roots:
                     self._adopt(node, children, op, context, hook_saved, root_meta)
@@ -239,8 +240,8 @@ class GraphWatcher:
     def _new_nodes(self, roots: list[Any]) -> list[tuple[Any, tuple[Any, ...]]]:
         """Unseen nodes reachable from ``roots`` with their input nodes, inputs first."""
         found: list[tuple[Any, tuple[Any, ...]]] = []
-        marked: set[int] = set()
         serial = self._serial
+        found_tag = (serial, None)  # the tag of a node found here, until it is adopted
         # (node, None): to visit; (node, its input nodes): visited, found once its inputs are
         stack: list[tuple[Any, tuple[Any, ...] | None]] = [(root, None) for root in roots[::-1]]
         pop, push = stack.pop, stack.append
@@ -249,12 +250,11 @@ class GraphWatcher:
             if children is not None:
                 found.append((node, children))
                 continue
-            if id(node) in marked:
-                continue
-            tag = node.metadata.get(_METADATA_KEY)
+            metadata = node.metadata
+            tag = metadata.get(_METADATA_KEY)
             if tag is not None and tag[0] == serial:
-                continue
-            marked.add(id(node))
+                continue  # adopted, or found already in this walk
+            metadata[_METADATA_KEY] = found_tag
             # the input nodes, without the Nones of inputs that need no gradient (a node is
             # always true); map and filter spare a Python frame per node
             children = tuple(filter(None, map(_first, node.next_functions)))
@@ -280,22 +280,22 @@ class GraphWatcher:
         self._names[nid] = name
         shape, dtype, device = meta or output_meta(node)
         source, module, during_backward = context
-        details = {
-            "grad_fn": name,
-            "op": op,
-            "shape": shape,
-            "dtype": dtype,
-            "device": device,
-            # its inputs were adopted before it, or earlier: all carry this recording's tag,
-            # read through C-level getters (no Python frame)
-            "inputs": tuple(map(_second, map(_tag, map(_metadata, children)))),
-            "leaf": False,
-            "leaf_name": None,
-            "parameter": False,
-            "source": source,
-            "module": module,
-            "during_backward": during_backward,
-        }
+        # the values under eventlog.NODE_KEYS; its inputs were adopted before it, or
+        # earlier: all carry this recording's tag, read through C-level getters
+        details = (
+            name,
+            op,
+            shape,
+            dtype,
+            device,
+            tuple(map(_second, map(_tag, map(_metadata, children)))),
+            False,
+            None,
+            False,
+            source,
+            module,
+            during_backward,
+        )
         log = self._log
         log.emit(EventKind.NODE, nid, name, details)
         started = self._backward_details.get(name)
@@ -322,21 +322,20 @@ class GraphWatcher:
         name = self._names[nid] = leaf_name or "AccumulateGrad"
         kind = type(variable)  # isinstance asks nn.Parameter's metaclass (slow): types first
         source, module, during_backward = context
-        details = {
-            "grad_fn": "AccumulateGrad",
-            "op": None,
-            "shape": variable.shape,
-            "dtype": variable.dtype,
-            "device": variable.device,
-            "inputs": (),
-            "leaf": True,
-            "leaf_name": leaf_name,
-            "parameter": kind is _Parameter
-            or (kind is not _Tensor and isinstance(variable, _Parameter)),
-            "source": source,
-            "module": module,
-            "during_backward": during_backward,
-        }
+        details = (  # the values under eventlog.NODE_KEYS
+            "AccumulateGrad",
+            None,
+            variable.shape,
+            variable.dtype,
+            variable.device,
+            (),
+            True,
+            leaf_name,
+            kind is _Parameter or (kind is not _Tensor and isinstance(variable, _Parameter)),
+            source,
+            module,
+            during_backward,
+        )
         self._log.emit(EventKind.NODE, nid, name, details)
         leaf = weakref.ref(variable)
         handles = self._handles
