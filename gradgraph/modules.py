@@ -68,11 +68,25 @@ class ModuleTracker:
     def name_module(self, module: torch.nn.Module, prefix: str = "") -> None:
         """Name ``module``'s parameters by their qualified names, after ``prefix``."""
         names, paths = self._leaf_names, self._paths
-        for qualname, sub in module.named_modules(prefix=prefix):  # as named_parameters does
+        # the modules in named_modules' order (each once, where it is first met), walked
+        # with a stack: its nested generators cost more than the naming itself
+        seen: set[int] = set()
+        todo = [(prefix, module)]
+        while todo:
+            qualname, sub = todo.pop()
+            if id(sub) in seen:
+                continue
+            seen.add(id(sub))
             paths.setdefault(id(sub), qualname or type(sub).__name__)
             for name, param in sub._parameters.items():
                 if param is not None:
                     names.setdefault(param, f"{qualname}.{name}" if qualname else name)
+            children = [
+                (f"{qualname}.{name}" if qualname else name, child)
+                for name, child in sub._modules.items()
+                if child is not None
+            ]
+            todo += children[::-1]
 
     def install(self) -> Callable[[], None]:
         """Track module calls until the function returned is called."""

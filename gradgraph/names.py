@@ -1,7 +1,7 @@
 """Display names of leaf tensors, looked up by identity, holding no tensor alive.
 
-A tensor's name is dropped when the tensor dies, so a new tensor that reuses its memory
-address never inherits it.
+An entry answers only for the very tensor it was given, so a new tensor that reuses a
+dead one's memory address never inherits its name.
 
 >>> import torch
 >>> from gradgraph.names import LeafNames
@@ -17,7 +17,6 @@ address never inherits it.
 
 from __future__ import annotations
 
-import functools
 import weakref
 
 import torch
@@ -26,37 +25,35 @@ __all__ = ["LeafNames"]
 
 
 class LeafNames:
-    """Names of tensors, by identity; the first name given wins with :meth:`setdefault`."""
+    """Names of tensors, by identity; the first name given wins with :meth:`setdefault`.
+
+    Entries of tensors that died stay until the names go (they answer for nothing): a
+    recording names its modules' parameters and the tensors it is given, a bounded set,
+    and a plain weak reference (shared by all who hold one) costs far less than one that
+    calls back when its tensor dies.
+    """
 
     def __init__(self) -> None:
         self._names: dict[int, tuple[weakref.ref, str]] = {}
-        self._ref = weakref.ref(self)  # the tensors' death callbacks reach the names weakly
 
     def __repr__(self) -> str:
-        return f"LeafNames({len(self._names)} names)"
+        return f"LeafNames({len(self)} names)"
 
     def __len__(self) -> int:
-        return len(self._names)
+        """The number of named tensors still alive."""
+        return sum(ref() is not None for ref, _ in self._names.values())
 
     def __setitem__(self, t: torch.Tensor, name: str) -> None:
-        key = id(t)
-        self._names[key] = (weakref.ref(t, functools.partial(_forget, self._ref, key)), name)
+        self._names[id(t)] = (weakref.ref(t), name)
 
     def setdefault(self, t: torch.Tensor, name: str) -> None:
         """Name ``t`` unless it has a name already."""
-        if self.get(t) is None:
-            self[t] = name
+        key = id(t)
+        entry = self._names.get(key)
+        if entry is None or entry[0]() is not t:
+            self._names[key] = (weakref.ref(t), name)
 
     def get(self, t: torch.Tensor, default: str | None = None) -> str | None:
         """``t``'s name, or ``default``."""
         entry = self._names.get(id(t))
         return entry[1] if entry is not None and entry[0]() is t else default
-
-
-def _forget(owner: weakref.ref, key: int, ref: weakref.ref) -> None:
-    """Drop the name of a tensor that died (a weak reference to the names: a strong one
-    would be a reference cycle that only the garbage collector frees)."""
-    names = owner()
-    entry = names._names.get(key) if names is not None else None
-    if entry is not None and entry[0] is ref:
-        del names._names[key]
