@@ -45,7 +45,6 @@ import contextlib
 import html
 import sys
 import threading
-import weakref
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -98,6 +97,7 @@ class Recording:
     """
 
     def __init__(self, device: torch.device | None = None) -> None:
+        self._closed = True  # until it has something to close
         self.device = device if device is not None else pick_device()
         self._log = EventLog(self.device)
         self._leaf_names = LeafNames()
@@ -108,7 +108,7 @@ class Recording:
             self._modules.current_path,
             late_norm_bytes=_LATE_NORM_BYTES if self.device.type == "cpu" else 0,
         )
-        self._closer = weakref.finalize(self, _close, self._watcher, self._log)
+        self._closed = False
         self._frame_stores: dict[tuple[int, bool, tuple[str, ...]], Any] = {}
 
     @property
@@ -119,7 +119,7 @@ class Recording:
     @property
     def closed(self) -> bool:
         """True once :meth:`close` ran: hooks removed, nothing more is recorded."""
-        return not self._closer.alive
+        return self._closed
 
     def __len__(self) -> int:
         return len(self._log)
@@ -168,7 +168,13 @@ class Recording:
 
     def close(self) -> None:
         """Remove every hook the recording left on the graph and stop recording (idempotent)."""
-        self._closer()
+        if not self._closed:
+            self._closed = True
+            self._watcher.close()
+            self._log.close()
+
+    def __del__(self) -> None:  # a recording that goes takes its hooks with it
+        self.close()
 
     def play(self, projector: bool = False, fold: Sequence[str] = ()) -> Any:
         """An ipywidgets player over the events recorded so far (see ``gradgraph.player``).
@@ -241,11 +247,6 @@ def side_by_side(
     from .player import Player
 
     return Player(*(r._frame_store(projector, fold) for r in recordings), titles=titles)
-
-
-def _close(watcher: GraphWatcher, log: EventLog) -> None:
-    watcher.close()
-    log.close()
 
 
 @contextlib.contextmanager
