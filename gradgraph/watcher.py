@@ -344,7 +344,8 @@ class GraphWatcher:
 
     def _on_backward(self, nid: int, name: str, details: dict, grad_outputs: tuple) -> None:
         """A node's pre-hook: the retained gradients it receives, then its ``backward``."""
-        retained = self._retained.get(nid)
+        task = _graph_task_id()
+        retained = self._retained.get(nid) if self._retained else None
         if retained is not None:
             for output, tensor in retained:
                 t = tensor()
@@ -353,9 +354,9 @@ class GraphWatcher:
                     "norm": norm(grad_outputs[output]),
                     "accumulated_norm": norm(t.grad if t is not None else None),
                 }
-                self._log.emit(EventKind.GRAD, nid, name, grad)
-        self._log.emit(EventKind.BACKWARD, nid, name, details)
-        self._started(nid)
+                self._log.emit(EventKind.GRAD, nid, name, grad, task)
+        self._log.emit(EventKind.BACKWARD, nid, name, details, task)
+        self._started(nid, task)
         if _grad_enabled() and nid not in self._building:  # create_graph: it makes nodes
             self._building.add(nid)
             self._handles.append(_current_node().register_hook(OwnHook(self._on_node_done)))
@@ -367,8 +368,9 @@ class GraphWatcher:
         variable = leaf()
         empty = variable is not None and variable.grad is None
         self._arriving[nid] = (self._arriving_norm(grad_outputs[0], empty), empty)
-        self._log.emit(EventKind.BACKWARD, nid, name, _LEAF_STARTED)
-        self._started(nid)
+        task = _graph_task_id()
+        self._log.emit(EventKind.BACKWARD, nid, name, _LEAF_STARTED, task)
+        self._started(nid, task)
 
     def _arriving_norm(self, grad: torch.Tensor | None, empty: bool) -> Any:
         """The norm of a gradient arriving at a leaf: a :class:`LateNorm` where it will be
@@ -386,10 +388,9 @@ class GraphWatcher:
         self._late_norm_bytes -= grad.nbytes
         return LateNorm(grad)
 
-    def _started(self, nid: int) -> None:
-        """Note that node ``nid`` started in the backward call running now (the first node
-        of a call also asks to hear when the call ends well)."""
-        task = _graph_task_id()
+    def _started(self, nid: int, task: int) -> None:
+        """Note that node ``nid`` started in the backward call running now, autograd's graph
+        task ``task`` (the first node of a call also asks to hear when the call ends well)."""
         running = self._running
         if running and running[-1][0] == task:
             running[-1][1] = nid
