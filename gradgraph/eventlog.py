@@ -115,9 +115,8 @@ class EventLog:
         if task >= 0 and task not in self._origins:
             self._new_call(task, name)
         ident = _get_ident()
-        threads = self._threads
-        if ident not in threads:
-            threads[ident] = _thread_name(ident)
+        if ident not in self._threads:
+            self._threads[ident] = _thread_name(ident)
         allocated = self._allocated
         self._sink.append((kind, node, name, details, task, ident, allocated and allocated()))
 
