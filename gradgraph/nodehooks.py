@@ -7,6 +7,10 @@ _register_hook`` (for its own C++ nodes and for custom Functions alike). For the
 hooks to ``wrap`` first; hooks that torch or gradgraph register for themselves (a module's
 full backward hook, the recorder's own) pass unchanged. The original is put back when
 the block ends; hooks wrapped inside it stay wrapped (and keep firing as the user's).
+PyTorch looks that function up on the class ``Function`` itself, so the one in front is
+set on ``Function``'s metaclass, as a data descriptor (which a class lookup asks first):
+setting an attribute of ``Function`` would make Python forget what it had cached about
+``Function`` and all its subclasses, at a cost to every recording.
 
 The recorder's own node hooks are :class:`OwnHook` partials. In the block they are filed
 straight into the node's hook table, with an :class:`OwnHandle` to remove them (the
@@ -89,9 +93,10 @@ def _users(hook: Callable) -> bool:
 def observe_node_hooks(wrap: Callable[[Callable], Callable]) -> Callable[[], None]:
     """Register ``wrap(hook)`` instead of each node hook the user registers, until the
     function returned is called."""
-    holder = torch.autograd.Function
-    had_own = "_register_hook" in holder.__dict__
-    original = holder._register_hook
+    meta = type(torch.autograd.Function)
+    if "_register_hook" in meta.__dict__:
+        raise RuntimeError("node hooks are already observed: a recording did not end")
+    original = torch.autograd.Function._register_hook
 
     def register_hook(backward_hooks: Any, hook: Callable) -> Any:
         if type(hook) is OwnHook:  # filed as torch files hooks, without its handle
@@ -103,10 +108,22 @@ def observe_node_hooks(wrap: Callable[[Callable], Callable]) -> Callable[[], Non
         return original(backward_hooks, wrap(hook) if _users(hook) else hook)
 
     def restore() -> None:
-        if had_own:
-            holder._register_hook = staticmethod(original)
-        else:
-            del holder._register_hook
+        del meta._register_hook
 
-    holder._register_hook = staticmethod(register_hook)
+    meta._register_hook = _ClassAttribute(register_hook)
     return restore
+
+
+class _ClassAttribute:
+    """A data descriptor that gives ``value`` to every lookup through the metaclass."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __get__(self, instance: Any, owner: Any = None) -> Any:
+        return self.value
+
+    def __set__(self, instance: Any, value: Any) -> None:
+        raise AttributeError("torch.autograd.Function._register_hook is observed by gradgraph")
