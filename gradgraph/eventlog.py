@@ -20,7 +20,7 @@ The bytes held by saved tensors are counted then too, by replaying the ``saved``
 >>> from gradgraph.events import EventKind
 >>> log = EventLog(torch.device("cpu"))
 >>> log.emit(EventKind.NODE, 0, "x", {"grad_fn": "AccumulateGrad", "dtype": torch.float32})
->>> facts = ("self", torch.Size([3]), torch.float32, torch.device("cpu"), 3, 12, 12, "k")
+>>> facts = ("self", torch.Size([3]), torch.float32, torch.device("cpu"), 12, "k")
 >>> log.emit(EventKind.SAVED, 1, "ExpBackward0", facts)
 >>> [(e.kind.value, e.memory.saved_bytes) for e in log.snapshot()]
 [('node', 0), ('saved', 12)]
@@ -33,6 +33,7 @@ The bytes held by saved tensors are counted then too, by replaying the ``saved``
 
 from __future__ import annotations
 
+import math
 import threading
 from collections import deque
 from collections.abc import Callable, Mapping
@@ -71,9 +72,10 @@ NODE_KEYS = (
     "during_backward",
 )
 # What a ``saved`` or ``freed`` entry carries: a plain tuple (made without a Python call)
-# of the saved tensor's facts under these keys, then its storage's size and a key that
-# identifies the storage, for the memory count
-_SAVED_KEYS = ("slot", "shape", "dtype", "device", "numel", "bytes")
+# of the saved tensor's slot, shape, dtype and device, its storage's size and a key that
+# identifies the storage, for the memory count. Its number of values and bytes follow
+# from its shape and dtype, so they are worked out when the entry is read (asking the
+# tensor costs a call into torch each, inside the learner's forward)
 
 
 class EventLog:
@@ -105,7 +107,7 @@ class EventLog:
         now, unless ``task`` is given; < 0: none) and thread.
 
         ``details`` (a mapping; for ``saved`` and ``freed``, the tuple ``(slot, shape,
-        dtype, device, numel, bytes, storage bytes, storage key)``; for ``node``, a mapping
+        dtype, device, storage bytes, storage key)``; for ``node``, a mapping
         or the tuple of its values under :data:`NODE_KEYS`) is kept as given, not copied:
         do not change it afterwards. A thread is named the first time it logs
         (one that Python did not start, such as CUDA's autograd worker, by its id).
@@ -168,8 +170,16 @@ class EventLog:
     def _storage_counted(self, kind: EventKind, facts: tuple) -> dict[str, Any]:
         """The details of a ``saved`` or ``freed`` entry, its storage counted in or out:
         ``alias`` (the storage was already held), ``released`` (it left the saved set)."""
-        details: dict[str, Any] = dict(zip(_SAVED_KEYS, facts, strict=False))
-        size, key = facts[len(_SAVED_KEYS) :]
+        slot, shape, dtype, device, size, key = facts
+        numel = math.prod(shape)
+        details: dict[str, Any] = {
+            "slot": slot,
+            "shape": shape,
+            "dtype": dtype,
+            "device": device,
+            "numel": numel,
+            "bytes": numel * dtype.itemsize,
+        }
         if kind is _SAVED:
             details["alias"] = not self._memory.add(key, size)
         else:

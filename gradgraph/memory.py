@@ -6,8 +6,8 @@ A storage saved by several nodes (``x * x`` saves ``x`` twice) is counted once.
 >>> from gradgraph.memory import SavedMemory, allocator_reader, storage_facts
 >>> mem = SavedMemory()
 >>> x = torch.zeros(3)
->>> key, nbytes = storage_facts(x)
->>> storage_facts(x[1:]) == (key, 12)  # a view: the same storage, all of it
+>>> key, nbytes = storage_facts(x, x.device)
+>>> storage_facts(x[1:], x.device) == (key, 12)  # a view: the same storage, all of it
 True
 >>> mem.add(key, nbytes), mem.add(key, nbytes)
 (True, False)
@@ -28,12 +28,12 @@ import torch
 __all__ = ["SavedMemory", "allocator_reader", "storage_facts"]
 
 
-def storage_facts(t: torch.Tensor) -> tuple[Hashable, int]:
-    """What identifies the storage behind ``t`` (views and aliases share it) and its size in
-    bytes (the whole base, for a view)."""
+def storage_facts(t: torch.Tensor, device: torch.device) -> tuple[Hashable, int]:
+    """What identifies the storage behind ``t`` (on ``device``, where ``t`` is: views and
+    aliases share it) and its size in bytes (the whole base, for a view)."""
     try:
         storage = t.untyped_storage()
-        return (storage.device, storage.data_ptr()), storage.nbytes()
+        return (device, storage.data_ptr()), storage.nbytes()
     except (RuntimeError, NotImplementedError):  # sparse and other storage-less layouts
         return ("tensor", id(t)), t.numel() * t.element_size()
 

@@ -74,9 +74,9 @@ def packer(log: EventLog, node: int, name: str, slot: str) -> Callable[[torch.Te
 
 
 def _pack(log: EventLog, node: int, name: str, slot: str, t: torch.Tensor) -> Holder:
-    key, size = storage_facts(t)
-    numel = t.numel()
-    facts = (slot, t.shape, t.dtype, t.device, numel, numel * t.element_size(), size, key)
+    device = t.device
+    key, size = storage_facts(t, device)
+    facts = (slot, t.shape, t.dtype, device, size, key)  # see EventLog.emit
     log.emit(_SAVED, node, name, facts)
     # PyTorch hands pack a tensor without history (an alias sharing the version
     # counter); one that had history would make a reference cycle through the graph

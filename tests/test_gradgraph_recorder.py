@@ -161,6 +161,25 @@ def test_backward_after_block_is_recorded_and_close_stops_it(xw):
     assert x.grad is not None  # closing removed only the recording's hooks
 
 
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float16, torch.bfloat16])
+def test_a_saved_tensors_values_and_bytes_are_torchs_own(dtype):
+    """numel and bytes are worked out from the shape and dtype when the events are read:
+    they must be what torch itself says, for views and for every element size."""
+    base = torch.rand(4, 6, dtype=dtype, requires_grad=True)
+    view = base[1:, ::2]  # a strided view: 3 x 3 values of a 4 x 6 storage
+    with gradgraph.record() as rec:
+        (view * view.detach().t()).sum()
+    saved = of_kind(rec, EventKind.SAVED)
+    assert saved, "mul saves its operands"
+    operand = view.detach()
+    for e in saved:
+        assert e.details["shape"] == (3, 3)
+        assert e.details["numel"] == operand.numel() == 9
+        assert e.details["bytes"] == operand.numel() * operand.element_size()
+        assert e.details["dtype"] == str(dtype)
+    rec.close()
+
+
 def mlp() -> torch.nn.Sequential:
     torch.manual_seed(0)
     return torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 2))
