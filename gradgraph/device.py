@@ -14,16 +14,15 @@ import torch
 __all__ = ["pick_device"]
 
 
-def pick_device() -> torch.device:
-    """Return ``cuda`` if available, else ``mps`` if available, else ``cpu``."""
-    return torch.device(_best_device_type())
-
-
 @functools.cache
-def _best_device_type() -> str:
-    """Asked once per process: every recording starts by asking, and asking CUDA costs."""
+def pick_device() -> torch.device:
+    """Return ``cuda`` if available, else ``mps`` if available, else ``cpu``.
+
+    Asked once per process (every recording starts by asking, and asking CUDA costs); a
+    ``torch.device`` cannot change, so the same one is handed out each time.
+    """
     if torch.cuda.is_available():
-        return "cuda"
+        return torch.device("cuda")
     if torch.backends.mps.is_available():
-        return "mps"
-    return "cpu"
+        return torch.device("mps")
+    return torch.device("cpu")

@@ -40,9 +40,10 @@ def storage_facts(t: torch.Tensor, device: torch.device) -> tuple[Hashable, int]
 
 def allocator_reader(device: torch.device) -> Callable[[], int] | None:
     """What reads the allocator's figure for ``device`` (CUDA, MPS); None on the CPU."""
-    if device.type == "cuda":
+    kind = device.type
+    if kind == "cuda":
         return lambda: torch.cuda.memory_allocated(device)
-    if device.type == "mps":
+    if kind == "mps":
         return torch.mps.current_allocated_memory
     return None
 
