@@ -48,10 +48,8 @@ class LeafNames:
 
     def setdefault(self, t: torch.Tensor, name: str) -> None:
         """Name ``t`` unless it has a name already."""
-        key = id(t)
-        entry = self._names.get(key)
-        if entry is None or entry[0]() is not t:
-            self._names[key] = (weakref.ref(t), name)
+        if self.get(t) is None:
+            self[t] = name
 
     def get(self, t: torch.Tensor, default: str | None = None) -> str | None:
         """``t``'s name, or ``default``."""

@@ -345,7 +345,7 @@ class GraphWatcher:
     def _on_backward(self, nid: int, name: str, details: dict, grad_outputs: tuple) -> None:
         """A node's pre-hook: the retained gradients it receives, then its ``backward``."""
         task = _graph_task_id()
-        retained = self._retained.get(nid) if self._retained else None
+        retained = self._retained.get(nid)
         if retained is not None:
             for output, tensor in retained:
                 t = tensor()
