@@ -74,19 +74,19 @@ class ModuleTracker:
         todo = [(prefix, module)]
         while todo:
             qualname, sub = todo.pop()
-            if id(sub) in seen:
+            key = id(sub)
+            if key in seen:
                 continue
-            seen.add(id(sub))
-            paths.setdefault(id(sub), qualname or type(sub).__name__)
-            for name, param in sub._parameters.items():
-                if param is not None:
-                    names.setdefault(param, f"{qualname}.{name}" if qualname else name)
-            children = [
-                (f"{qualname}.{name}" if qualname else name, child)
-                for name, child in sub._modules.items()
-                if child is not None
-            ]
-            todo += children[::-1]
+            seen.add(key)
+            if key not in paths:
+                paths[key] = qualname or type(sub).__name__
+            dot = f"{qualname}." if qualname else ""
+            params = sub._parameters
+            if params:
+                names.setdefaults([(p, dot + n) for n, p in params.items() if p is not None])
+            children = sub._modules
+            if children:
+                todo += reversed([(dot + n, c) for n, c in children.items() if c is not None])
 
     def install(self) -> Callable[[], None]:
         """Track module calls until the function returned is called."""

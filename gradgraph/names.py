@@ -10,7 +10,10 @@ dead one's memory address never inherits its name.
 >>> names[x] = "x"
 >>> names.setdefault(x, "other"); names.get(x), names.get(torch.ones(2), "tensor")
 ('x', 'tensor')
->>> del x
+>>> y = torch.ones(2)
+>>> names.setdefaults([(x, "other"), (y, "y")]); names.get(x), names.get(y)
+('x', 'y')
+>>> del x, y
 >>> len(names)
 0
 """
@@ -18,6 +21,7 @@ dead one's memory address never inherits its name.
 from __future__ import annotations
 
 import weakref
+from collections.abc import Iterable
 
 import torch
 
@@ -48,8 +52,15 @@ class LeafNames:
 
     def setdefault(self, t: torch.Tensor, name: str) -> None:
         """Name ``t`` unless it has a name already."""
-        if self.get(t) is None:
-            self[t] = name
+        self.setdefaults([(t, name)])
+
+    def setdefaults(self, named: Iterable[tuple[torch.Tensor, str]]) -> None:
+        """:meth:`setdefault` for each ``(tensor, name)``."""
+        entries = self._names
+        for t, name in named:
+            entry = entries.get(id(t))
+            if entry is None or entry[0]() is not t:
+                entries[id(t)] = (weakref.ref(t), name)
 
     def get(self, t: torch.Tensor, default: str | None = None) -> str | None:
         """``t``'s name, or ``default``."""
