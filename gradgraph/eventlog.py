@@ -43,6 +43,7 @@ from typing import Any
 import torch
 
 from .events import BackwardCall, Event, EventKind, MemorySample
+from .introspect import OutputMetadata, output_facts
 from .memory import SavedMemory, allocator_reader
 from .norms import LateNorm
 from .source import SourceLine, backward_target, user_source_line
@@ -57,6 +58,8 @@ _get_ident = threading.get_ident
 _NODE, _SAVED, _FREED = EventKind.NODE, EventKind.SAVED, EventKind.FREED
 
 # What a ``node`` entry may carry instead of a mapping: a plain tuple of these, in order
+# (its shape, dtype and device may come as torch's record of the node's output, an
+# :data:`~gradgraph.introspect.OutputMetadata` under ``shape``, read when converted)
 NODE_KEYS = (
     "grad_fn",
     "op",
@@ -154,6 +157,10 @@ class EventLog:
             details = self._storage_counted(kind, details)
         elif kind is _NODE and type(details) is tuple:
             details = dict(zip(NODE_KEYS, details, strict=True))
+            if type(details["shape"]) is OutputMetadata:
+                details["shape"], details["dtype"], details["device"] = output_facts(
+                    details["shape"]
+                )
         saved = self._memory.total
         previous = self._events[-1].memory if self._events else None
         if previous is not None and (previous.saved_bytes, previous.allocator_bytes) == (

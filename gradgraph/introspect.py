@@ -1,11 +1,13 @@
 """Read facts off autograd nodes: their class name, output metadata, saved-tensor slots.
 
 >>> import torch
->>> from gradgraph.introspect import node_class, saved_slots
+>>> from gradgraph.introspect import node_class, output_facts, output_metadata, saved_slots
 >>> x = torch.ones(3, requires_grad=True)
 >>> y = (x * x).exp()
 >>> node_class(y.grad_fn), [name for name, _ in saved_slots(y.grad_fn)]
 ('ExpBackward0', ['result'])
+>>> output_facts(output_metadata(y.grad_fn))
+((3,), torch.float32, device(type='cpu'))
 >>> sorted(name for name, _ in saved_slots(y.grad_fn.next_functions[0][0]))
 ['other', 'self']
 >>> exp_node = y.grad_fn
@@ -20,12 +22,20 @@ from typing import Any
 
 import torch
 
-__all__ = ["node_class", "output_meta", "saved_hooks_active", "saved_slots"]
+__all__ = [
+    "OutputMetadata",
+    "node_class",
+    "output_facts",
+    "output_metadata",
+    "saved_hooks_active",
+    "saved_slots",
+]
 
 _SAVED_PREFIX = "_raw_saved_"
 _top_saved_hooks = getattr(torch._C._autograd, "_top_saved_tensors_default_hooks", None)
 _slot_names: dict[type, tuple[tuple[str, str, str], ...]] = {}
 _SavedTensor = torch._C._autograd.SavedTensor
+OutputMetadata = torch._C._autograd._InputMetadata  # what output_metadata gives
 
 
 def node_class(node: Any) -> str:
@@ -33,14 +43,18 @@ def node_class(node: Any) -> str:
     return type(node).__name__
 
 
-def output_meta(node: Any) -> tuple[Any, Any, Any]:
-    """Shape, dtype and device of what an operation's node produced (its first output), as
-    torch has them (``torch.Size``, ``torch.dtype``, ``torch.device``), or Nones."""
+def output_metadata(node: Any) -> Any:
+    """Torch's record of what an operation's node produced (its first output), or None;
+    :func:`output_facts` reads it (later: reading it costs three calls into torch)."""
     metas = node._input_metadata
-    if not metas:
+    return metas[0] if metas else None
+
+
+def output_facts(metadata: Any) -> tuple[Any, Any, Any]:
+    """Shape (a tuple), dtype and device in an :func:`output_metadata`, or Nones."""
+    if metadata is None:
         return None, None, None
-    first = metas[0]
-    return first.shape, first.dtype, first.device
+    return tuple(metadata.shape), metadata.dtype, metadata.device
 
 
 def saved_hooks_active() -> bool:
@@ -72,11 +86,15 @@ def saved_slots(node: Any) -> list[tuple[str, Any]] | None:
     """``(slot name, SavedTensor)`` of each tensor the node saved for backward (slots that
     hold None are left out), or None where PyTorch could no longer unpack one of them
     (freed by an earlier backward, or modified in place since saving): reading them runs
-    PyTorch's own checks.
+    PyTorch's own checks. None of them while the user's ``saved_tensors_hooks`` are on
+    (see :func:`saved_hooks_active`).
     """
     slots: list[tuple[str, Any]] = []
+    attrs = _slot_attrs(node)
+    if not attrs or saved_hooks_active():  # asked only of nodes with slots: it costs a call
+        return slots
     try:
-        for slot, saved, raw_name in _slot_attrs(node):
+        for slot, saved, raw_name in attrs:
             value = getattr(node, saved)  # PyTorch's checks: raises if freed or modified
             if value is None:
                 continue

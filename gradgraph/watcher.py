@@ -41,7 +41,7 @@ from torch.autograd.graph import get_gradient_edge
 
 from .eventlog import EventLog
 from .events import EventKind
-from .introspect import output_meta, saved_hooks_active, saved_slots
+from .introspect import output_metadata, saved_slots
 from .names import LeafNames
 from .nodehooks import OwnHook
 from .norms import LateNorm, norm
@@ -163,14 +163,13 @@ class GraphWatcher:
             # starting from the op's caller spares making frame objects of the recorder's
             line = source_line_from(caller) if caller is not None else user_source_line()
             context = (line, self._module_path(), during_backward)
-            hook_saved = not saved_hooks_active()  # else the user's hooks own the saved tensors
             for node, children in new_nodes:
                 if type(node) is _AccumulateGrad:
                     self._adopt_leaf(node, context)
                 elif node in roots:
-                    self._adopt(node, children, op, context, hook_saved, root_meta)
+                    self._adopt(node, children, op, context, root_meta)
                 else:
-                    self._adopt(node, children, None, context, hook_saved)
+                    self._adopt(node, children, None, context)
 
     def watch_retained(self, t: torch.Tensor) -> None:
         """Log a ``grad`` event whenever a gradient reaches ``t`` (after ``t.retain_grad()``).
@@ -269,7 +268,6 @@ class GraphWatcher:
         children: tuple[Any, ...],
         op: str | None,
         context: tuple[Any, str | None, bool],
-        hook_saved: bool,
         meta: tuple[Any, Any, Any] | None = None,
     ) -> None:
         """Log an operation's node and hook it (its backward, its saved tensors)."""
@@ -278,7 +276,8 @@ class GraphWatcher:
         node.metadata[_METADATA_KEY] = (self._serial, nid)
         name = type(node).__name__
         self._names[nid] = name
-        shape, dtype, device = meta or output_meta(node)
+        # read from torch's record of the output when the events are read, where not given
+        shape, dtype, device = meta or (output_metadata(node), None, None)
         source, module, during_backward = context
         # the values under eventlog.NODE_KEYS; its inputs were adopted before it, or
         # earlier: all carry this recording's tag, read through C-level getters
@@ -302,15 +301,14 @@ class GraphWatcher:
         if started is None:
             started = self._backward_details[name] = {"grad_fn": name}
         self._handles.append(node.register_prehook(OwnHook(self._on_backward, nid, name, started)))
-        if hook_saved:
-            slots = saved_slots(node)
-            if slots is None:
-                return  # already freed or modified in place: PyTorch will raise its own error
-            for slot, saved in slots:
-                try:
-                    saved.register_hooks(packer(log, nid, name, slot), unpack)
-                except RuntimeError:  # hooks the user set already
-                    continue
+        slots = saved_slots(node)
+        if slots is None:
+            return  # already freed or modified in place: PyTorch will raise its own error
+        for slot, saved in slots:
+            try:
+                saved.register_hooks(packer(log, nid, name, slot), unpack)
+            except RuntimeError:  # hooks the user set already
+                continue
 
     def _adopt_leaf(self, node: Any, context: tuple[Any, str | None, bool]) -> None:
         """Log a leaf's ``AccumulateGrad`` node and hook it (its gradient's arrival)."""
@@ -426,6 +424,7 @@ class GraphWatcher:
             running[-1][1] = None  # the leaf is done: nothing runs until the next node
         leaf = variable()
         self._log_leaf_grad(nid, leaf)
-        accumulated = leaf.grad if leaf is not None else None
-        if accumulated is not None and accumulated.grad_fn is not None:
-            self.watch([accumulated], op=None, during_backward=True)
+        if _grad_enabled() and leaf is not None:  # create_graph: .grad may have a history
+            accumulated = leaf.grad
+            if accumulated is not None and accumulated.grad_fn is not None:
+                self.watch([accumulated], op=None, during_backward=True)

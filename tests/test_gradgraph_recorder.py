@@ -180,6 +180,24 @@ def test_a_saved_tensors_values_and_bytes_are_torchs_own(dtype):
     rec.close()
 
 
+def test_every_nodes_output_facts_are_torchs_own_also_for_nodes_made_inside_an_op():
+    """linear makes TBackward0 and AddmmBackward0 in one call: the output of the one inside
+    is read from torch's own record of it when the events are read, the same plain values."""
+    weight = torch.rand(2, 3, dtype=torch.float64, requires_grad=True)
+    inputs = torch.rand(4, 3, dtype=torch.float64)
+    with gradgraph.record() as rec:
+        out = torch.nn.functional.linear(inputs, weight, torch.zeros(2, dtype=torch.float64))
+    nodes = {e.name: e.details for e in of_kind(rec, EventKind.NODE)}
+    transposed = out.grad_fn.next_functions[2][0]
+    assert type(transposed).__name__ == "TBackward0" and "TBackward0" in nodes
+    expected = {"TBackward0": weight.t(), "AddmmBackward0": out}
+    for name, tensor in expected.items():
+        assert nodes[name]["shape"] == tuple(tensor.shape)
+        assert type(nodes[name]["shape"]) is tuple
+        assert nodes[name]["dtype"] == str(tensor.dtype) and nodes[name]["device"] == "cpu"
+    rec.close()
+
+
 def mlp() -> torch.nn.Sequential:
     torch.manual_seed(0)
     return torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 2))
