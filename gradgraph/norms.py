@@ -14,6 +14,9 @@ counter of its own, is the one change that no check can see.)
 >>> g = torch.tensor([3.0, 4.0])
 >>> float(norm(g)), LateNorm(g).read()
 (5.0, 5.0)
+>>> sparse = torch.sparse_coo_tensor([[0, 0, 1]], [3.0, 1.0, 4.0], (2,), check_invariants=True)
+>>> float(norm(sparse)), norm(torch.tensor([1, 2])) is None
+(5.656854152679443, True)
 >>> late = LateNorm(g)
 >>> _ = g.mul_(2)  # modified in place before the events were read
 >>> late.read() is None
@@ -38,6 +41,18 @@ def norm(t: torch.Tensor | None) -> torch.Tensor | None:
     try:  # hooks run without grad mode, unless create_graph: then add nothing to the graph
         return _vector_norm(t.detach() if _grad_enabled() else t)
     except (RuntimeError, NotImplementedError, TypeError):  # sparse, integer...
+        return _sparse_norm(t)
+
+
+def _sparse_norm(t: torch.Tensor) -> torch.Tensor | None:
+    """The 2-norm of a sparse gradient (``nn.Embedding(sparse=True)``): that of its values,
+    repeated indices summed first; None for anything else without a norm (integers)."""
+    try:
+        t = t.detach()
+        if t.layout is torch.sparse_coo:
+            t = t.coalesce()
+        return _vector_norm(t.values())
+    except (RuntimeError, NotImplementedError, TypeError):
         return None
 
 

@@ -375,15 +375,15 @@ class GraphWatcher:
         added into a ``.grad`` already there (so nothing holds it after) and the budget
         allows, else computed now (a ``.grad`` that was None may become that very tensor;
         a gradient with history, from a create_graph backward, would keep its graph alive)."""
-        if (
-            empty
-            or grad is None
-            or not grad.is_cpu
-            or grad.requires_grad
-            or grad.nbytes > self._late_norm_bytes
-        ):
+        if empty or grad is None or not grad.is_cpu or grad.requires_grad:
             return norm(grad)
-        self._late_norm_bytes -= grad.nbytes
+        try:
+            nbytes = grad.nbytes
+        except RuntimeError:  # a sparse gradient has none (nn.Embedding(sparse=True))
+            return norm(grad)
+        if nbytes > self._late_norm_bytes:
+            return norm(grad)
+        self._late_norm_bytes -= nbytes
         return LateNorm(grad)
 
     def _started(self, nid: int, task: int) -> None:

@@ -267,6 +267,25 @@ def test_the_norm_of_a_gradient_added_into_dot_grad_is_exact_either_way(monkeypa
     rec.close()
 
 
+def test_sparse_gradients_are_recorded_with_their_norms_and_backward_still_runs():
+    """nn.Embedding(sparse=True): the second backward adds a sparse gradient into .grad."""
+    torch.manual_seed(0)
+    table = torch.nn.Embedding(6, 3, sparse=True)
+    rows = torch.tensor([1, 2, 1])
+    with gradgraph.record(names={"table": table}) as rec:
+        (table(rows) ** 2).sum().backward()
+        first = table.weight.grad.to_dense().clone()
+        (table(rows) ** 2).sum().backward()
+    held = table.weight.grad.to_dense()
+    grads = [e.details for e in of_kind(rec, EventKind.GRAD)]
+    assert len(grads) == 2
+    assert grads[0]["norm"] == pytest.approx(first.norm().item())
+    assert grads[0]["accumulated_norm"] == pytest.approx(first.norm().item())
+    assert grads[1]["norm"] == pytest.approx((held - first).norm().item())
+    assert grads[1]["accumulated_norm"] == pytest.approx(held.norm().item())
+    rec.close()
+
+
 def test_an_arriving_gradient_changed_before_the_events_are_read_shows_no_norm_not_a_wrong_one():
     x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
     x.grad = torch.ones(3)
