@@ -1,23 +1,29 @@
 """What the recorder learns from ``torch.nn`` modules: parameter names, the module
-being run, and the firing of hooks the user registered on a module.
+running an op, and the firing of hooks the user registered on a module.
 
->>> import torch
+Nothing is installed for the first two. The module running an op is read off the call
+stack: every module call runs ``Module._call_impl``, and the innermost such frame holds
+the module. Parameters are named after the outermost module on the stack when an op
+inside it is first seen. (Putting a function in place of ``Module._call_impl`` for a
+block, to keep a stack of module calls, costs more: Python forgets what it knew about
+each of torch's module classes when it is set, and again when it is put back.)
+
+>>> import sys, torch
 >>> from gradgraph.modules import ModuleTracker
 >>> from gradgraph.names import LeafNames
 >>> names = LeafNames()
->>> net = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.Tanh())
 >>> tracker = ModuleTracker(names)
->>> uninstall = tracker.install()
->>> _ = net(torch.ones(1, 2))
->>> uninstall()
->>> names.get(net[0].weight), names.get(net[0].bias)
-('0.weight', '0.bias')
+>>> class Spy(torch.nn.Module):
+...     def forward(self, x):
+...         return tracker.where(sys._getframe())
+>>> net = torch.nn.Sequential(torch.nn.Linear(2, 2), Spy())
+>>> line, module = net(torch.ones(1, 2))
+>>> module, names.get(net[0].weight), names.get(net[0].bias)
+('1', '0.weight', '0.bias')
 """
 
 from __future__ import annotations
 
-import sys
-import threading
 from collections.abc import Callable
 from types import FrameType
 from typing import Any
@@ -25,12 +31,11 @@ from typing import Any
 import torch
 
 from .names import LeafNames
-from .source import SourceLine, resolve_frames, source_line_from
+from .source import SourceLine, walk_out
 
 __all__ = ["ModuleTracker", "observe_module_hooks"]
 
-_get_ident = threading.get_ident
-_getframe = sys._getframe
+_CALL_IMPL = torch.nn.Module._call_impl.__code__  # what every module call runs
 _HOOK_DICTS = {
     "_forward_pre_hooks": "forward pre-hook",
     "_forward_hooks": "forward hook",
@@ -40,30 +45,38 @@ _HOOK_DICTS = {
 
 
 class ModuleTracker:
-    """Names parameters after the outermost module called, and tracks the module stack.
+    """Names parameters after the outermost module called, and finds the module running
+    an op.
 
-    Names already given (by the learner) are kept. While installed, every module call on
-    the recording's thread goes through :meth:`install`'s ``Module._call_impl``, which
-    keeps the stack; module hooks would do the same but send every module call down
-    PyTorch's slow path. Each entry also remembers the learner's line that called the
-    module: the walk for an op's line stops at the innermost module call (see
-    ``gradgraph.source``).
+    Names already given (by the learner) are kept. Walks go outwards from an op's caller
+    and no further than :attr:`stop`, the frame that opened the recording while its block
+    runs: modules that were running before the block are not the block's.
     """
 
     def __init__(self, leaf_names: LeafNames) -> None:
         self._leaf_names = leaf_names
-        self._paths: dict[int, str] = {}
-        self._stack: list[tuple[str, SourceLine | None]] = []  # (qualified name, calling line)
-        self._owner = threading.get_ident()
+        self._paths: dict[int, str] = {}  # id of a module -> its qualified name
+        self.stop: FrameType | None = None
 
     def __repr__(self) -> str:
-        return f"ModuleTracker(depth={len(self._stack)})"
+        return f"ModuleTracker({len(self._paths)} modules named)"
 
-    def current_path(self) -> str | None:
-        """Qualified name of the module running now (forward, main thread), or None."""
-        if threading.get_ident() != self._owner or not self._stack:
-            return None
-        return self._stack[-1][0]
+    def where(self, frame: FrameType | None) -> tuple[SourceLine | None, str | None]:
+        """The learner's line that led to an op called from ``frame``, and the qualified
+        name of the innermost module running it (None: none)."""
+        line, call = walk_out(frame, _CALL_IMPL, self.stop)
+        if call is None:
+            return line, None
+        module = call.f_locals["self"]
+        path = self._paths.get(id(module))
+        if path is None:  # the first op inside this module: name from the outermost one
+            _, outermost = walk_out(call.f_back, _CALL_IMPL, self.stop)
+            while outermost is not None:
+                call = outermost
+                _, outermost = walk_out(call.f_back, _CALL_IMPL, self.stop)
+            self.name_module(call.f_locals["self"])
+            path = self._paths.setdefault(id(module), type(module).__name__)
+        return line, path
 
     def name_module(self, module: torch.nn.Module, prefix: str = "") -> None:
         """Name ``module``'s parameters by their qualified names, after ``prefix``."""
@@ -87,40 +100,6 @@ class ModuleTracker:
             children = sub._modules
             if children:
                 todo += reversed([(dot + n, c) for n, c in children.items() if c is not None])
-
-    def install(self) -> Callable[[], None]:
-        """Track module calls until the function returned is called."""
-        original = torch.nn.Module._call_impl
-        stack, paths, owner = self._stack, self._paths, self._owner
-
-        def tracked_call(module: torch.nn.Module, *args: Any, **kwargs: Any) -> Any:
-            if _get_ident() != owner:
-                return original(module, *args, **kwargs)
-            if not stack and id(module) not in paths:
-                self.name_module(module)
-            # the calling line, found before the push: a walk that meets a module call
-            # in between (the parent's) takes the parent's line from the top of the stack
-            line = source_line_from(_getframe(1))
-            stack.append((paths.get(id(module)) or type(module).__name__, line))
-            try:
-                return original(module, *args, **kwargs)
-            finally:
-                stack.pop()
-
-        def uninstall() -> None:
-            torch.nn.Module._call_impl = original
-            forget_frames()
-
-        torch.nn.Module._call_impl = tracked_call  # __call__'s slot: costly to reassign
-        forget_frames = resolve_frames(tracked_call.__code__, self._calling_line)
-        return uninstall
-
-    def _calling_line(self, frame: FrameType) -> SourceLine | None:
-        """The learner's line that called the module whose call ``frame`` runs: on the
-        tracker's thread, the innermost module call is the top of the stack."""
-        if _get_ident() != self._owner or not self._stack:
-            return source_line_from(frame.f_back)
-        return self._stack[-1][1]
 
 
 def observe_module_hooks(

@@ -48,6 +48,7 @@ import threading
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 import torch
@@ -64,6 +65,7 @@ from .watcher import GraphWatcher
 __all__ = ["Recording", "record", "side_by_side"]
 
 _LOGGED = "_gradgraph_logged"
+_OPENERS = (contextlib.__file__, __file__)  # what runs between a `with` and record()
 # Gradients a recording may hold to compute their norms when its events are read (CPU
 # only: on CUDA and MPS they would show in the allocator's figure), see gradgraph.norms
 _LATE_NORM_BYTES = 16 * 2**20
@@ -105,7 +107,7 @@ class Recording:
         self._watcher = GraphWatcher(
             self._log,
             self._leaf_names,
-            self._modules.current_path,
+            self._modules.where,
             late_norm_bytes=_LATE_NORM_BYTES if self.device.type == "cpu" else 0,
         )
         self._closed = False
@@ -368,7 +370,7 @@ def record(
         _active.append(recording)
     undo: list[Callable[[], None]] = []  # what each step installed, undone in reverse
     try:
-        undo.append(recording._modules.install())
+        recording._modules.stop = _opening_frame()
         undo.append(observe_module_hooks(modules, recording._on_module_hook))
         undo.append(observe_node_hooks(recording._watcher.observed_node_hook))
         with _ForwardMode(recording):
@@ -376,5 +378,15 @@ def record(
     finally:
         for step in reversed(undo):
             step()
+        recording._modules.stop = None  # the frame may end: hold it no longer
         with _active_lock:
             _active.remove(recording)
+
+
+def _opening_frame() -> FrameType | None:
+    """The frame whose ``with`` statement opened the block (called from :func:`record`: the
+    first frame outwards outside gradgraph and contextlib)."""
+    frame = sys._getframe(2)
+    while frame is not None and frame.f_code.co_filename in _OPENERS:
+        frame = frame.f_back
+    return frame

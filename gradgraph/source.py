@@ -5,10 +5,8 @@ that belongs neither to torch nor to gradgraph. Recording keeps only the file na
 line number (cheap); the line's text is read when the event is first looked at. The
 result is a label; no behaviour depends on it.
 
-A frame whose answer someone already knows ends the walk early: :func:`resolve_frames`
-registers a code object with a function that gives the line for its frames (the module
-tracker knows the line that called each module, so the walk from an op deep inside
-``nn.Sequential`` stops at the innermost module call).
+:func:`walk_out` also finds, on the same walk, the innermost frame that runs a given
+function (the module tracker asks for ``Module._call_impl``: the module running an op).
 
 >>> from gradgraph.source import backward_target, user_source_line
 >>> str(user_source_line()).split(":")[0].endswith(("py", ">", "]"))
@@ -31,23 +29,20 @@ import linecache
 import os
 import re
 import sys
-from collections.abc import Callable
 from types import CodeType, FrameType
 
 import torch
 
-__all__ = ["SourceLine", "backward_target", "resolve_frames", "user_source_line"]
+__all__ = ["SourceLine", "backward_target", "source_line_from", "user_source_line", "walk_out"]
 
 _SKIPPED_DIRS = (
     os.path.dirname(torch.__file__) + os.sep,
     os.path.dirname(os.path.abspath(__file__)) + os.sep,
 )
 # Code objects are looked up by id: hashing a code object hashes its bytecode and
-# constants every time (about 0.5 us), an int costs next to nothing. Each table holds
-# the code objects it names, so their ids cannot be reused while they are in it.
+# constants every time (about 0.5 us), an int costs next to nothing. The table holds the
+# code objects it names, so their ids cannot be reused while they are in it.
 _skipped: dict[int, CodeType] = {}  # torch's and gradgraph's code met so far
-# gradgraph's code whose frames know the user's line: id -> (code, frame -> line)
-_resolvers: dict[int, tuple[CodeType, Callable[[FrameType], SourceLine | None]]] = {}
 
 
 _NAME = r"([A-Za-z_][\w.]*(?:\[[^\]]*\])?)"
@@ -100,9 +95,6 @@ def source_line_from(frame: FrameType | None) -> SourceLine | None:
         code = frame.f_code
         key = id(code)
         if key not in _skipped:  # most frames are torch's: the cheapest test first
-            resolver = _resolvers.get(key)
-            if resolver is not None:
-                return resolver[1](frame)
             if not code.co_filename.startswith(_SKIPPED_DIRS):
                 return SourceLine(code.co_filename, frame.f_lineno)
             _skipped[key] = code
@@ -110,22 +102,41 @@ def source_line_from(frame: FrameType | None) -> SourceLine | None:
     return None
 
 
-def resolve_frames(
-    code: CodeType, resolver: Callable[[FrameType], SourceLine | None]
-) -> Callable[[], None]:
-    """A walk that meets a frame of ``code`` answers ``resolver(frame)``, until the function
-    returned is called.
+def walk_out(
+    frame: FrameType | None, marker: CodeType, stop: FrameType | None = None
+) -> tuple[SourceLine | None, FrameType | None]:
+    """From ``frame`` outwards, no further than ``stop``: the learner's line (as
+    :func:`source_line_from`) and the innermost frame that runs ``marker`` (or None).
 
-    >>> def marker(): return user_source_line()
-    >>> forget = resolve_frames(marker.__code__, lambda frame: SourceLine("known.py", 7))
-    >>> marker()
-    SourceLine(known.py:7)
-    >>> forget(); marker().filename == marker.__code__.co_filename
+    >>> import sys
+    >>> def marked():
+    ...     return walk_out(sys._getframe(), outer.__code__)
+    >>> def outer():
+    ...     return marked()
+    >>> line, frame = outer()
+    >>> frame.f_code is outer.__code__, line.lineno == marked.__code__.co_firstlineno + 1
+    (True, True)
+    >>> walk_out(sys._getframe(), outer.__code__)[1] is None  # not running: not found
     True
     """
-
-    def forget() -> None:
-        _resolvers.pop(id(code), None)
-
-    _resolvers[id(code)] = (code, resolver)
-    return forget
+    line = found = None
+    while frame is not None:
+        code = frame.f_code
+        if code is marker:
+            if found is None:
+                found = frame
+                if line is not None:
+                    break
+        elif line is None:
+            key = id(code)
+            if key not in _skipped:
+                if not code.co_filename.startswith(_SKIPPED_DIRS):
+                    line = SourceLine(code.co_filename, frame.f_lineno)
+                    if found is not None:
+                        break
+                else:
+                    _skipped[key] = code
+        if frame is stop:
+            break
+        frame = frame.f_back
+    return line, found

@@ -13,10 +13,12 @@ a budget of bytes held per recording.
 
 >>> import torch
 >>> from gradgraph.eventlog import EventLog
+>>> from gradgraph.modules import ModuleTracker
 >>> from gradgraph.names import LeafNames
 >>> from gradgraph.watcher import GraphWatcher
 >>> log = EventLog(torch.device("cpu"))
->>> watcher = GraphWatcher(log, LeafNames(), module_path=lambda: None)
+>>> names = LeafNames()
+>>> watcher = GraphWatcher(log, names, ModuleTracker(names).where)
 >>> x = torch.ones(3, requires_grad=True)
 >>> y = x.exp()
 >>> watcher.watch([y], op="exp")
@@ -28,6 +30,7 @@ a budget of bytes held per recording.
 from __future__ import annotations
 
 import itertools
+import sys
 import threading
 import weakref
 from collections.abc import Callable, Iterable
@@ -46,7 +49,7 @@ from .names import LeafNames
 from .nodehooks import OwnHook
 from .norms import LateNorm, norm
 from .saved import packer, unpack
-from .source import source_line_from, user_source_line
+from .source import SourceLine
 
 __all__ = ["GraphWatcher"]
 
@@ -72,13 +75,13 @@ class GraphWatcher:
         self,
         log: EventLog,
         leaf_names: LeafNames,
-        module_path: Callable[[], str | None],
+        where: Callable[[FrameType | None], tuple[SourceLine | None, str | None]],
         late_norm_bytes: int = 0,
     ) -> None:
         self._log = log
         self._lock = threading.RLock()  # one walk and its adoptions at a time
         self._leaf_names = leaf_names
-        self._module_path = module_path
+        self._where = where  # frame -> (the learner's line, the module running)
         self._serial = next(_serials)
         self._count = 0
         self._names: dict[int, str] = {}
@@ -161,8 +164,8 @@ class GraphWatcher:
             if not new_nodes:
                 return
             # starting from the op's caller spares making frame objects of the recorder's
-            line = source_line_from(caller) if caller is not None else user_source_line()
-            context = (line, self._module_path(), during_backward)
+            line, module = self._where(caller if caller is not None else sys._getframe())
+            context = (line, module, during_backward)
             for node, children in new_nodes:
                 if type(node) is _AccumulateGrad:
                     self._adopt_leaf(node, context)

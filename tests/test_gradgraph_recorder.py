@@ -112,12 +112,31 @@ def test_an_op_inside_modules_is_labelled_with_the_learners_line_that_led_to_it(
     rec.close()
 
 
-def test_module_tracking_ends_with_the_block_even_when_it_raises():
-    original = torch.nn.Module._call_impl
+def test_module_tracking_changes_nothing_in_torch_and_ends_with_the_block_even_when_it_raises():
+    original = dict(vars(torch.nn.Module))
     with pytest.raises(ValueError), gradgraph.record():
+        assert dict(vars(torch.nn.Module)) == original  # modules are read off the stack
         raise ValueError("learner's mistake")
-    assert torch.nn.Module._call_impl is original
+    assert dict(vars(torch.nn.Module)) == original
     assert torch.nn.Linear(2, 2)(torch.ones(2)).shape == (2,)
+
+
+class _Recorder(torch.nn.Module):
+    """A module whose forward records a block and runs a layer it makes on the spot."""
+
+    def forward(self, x: torch.Tensor) -> gradgraph.Recording:
+        with gradgraph.record() as rec:
+            y = torch.nn.Tanh()(x)  # a module that belongs to no tree
+            y.exp().sum().backward()
+        rec.close()
+        return rec
+
+
+def test_modules_running_before_the_block_are_not_the_blocks_and_a_loose_module_has_its_type():
+    rec = torch.nn.Sequential(_Recorder())(torch.ones(2, requires_grad=True))
+    nodes = of_kind(rec, EventKind.NODE)
+    modules = {e.details["op"]: e.details["module"] for e in nodes if e.details["op"]}
+    assert modules == {"tanh": "Tanh", "exp": None, "sum": None}
 
 
 def test_retain_graph_then_free_then_error(xw):
