@@ -68,16 +68,21 @@ class Holder:
             self.log.emit(_FREED, self.node, self.name, self.facts)
 
 
-def packer(log: EventLog, node: int, name: str, slot: str) -> Callable[[torch.Tensor], Holder]:
-    """The pack hook of ``slot`` of node ``node`` (named ``name``): it logs ``saved``."""
-    return partial(_pack, log, node, name, slot)
+def packer(
+    log: EventLog, node: int, name: str, slot: str, task: int | None = None
+) -> Callable[[torch.Tensor], Holder]:
+    """The pack hook of ``slot`` of node ``node`` (named ``name``): it logs ``saved``, in
+    autograd's graph task ``task`` where the caller knows it (see ``EventLog.emit``)."""
+    return partial(_pack, log, node, name, slot, task)
 
 
-def _pack(log: EventLog, node: int, name: str, slot: str, t: torch.Tensor) -> Holder:
+def _pack(
+    log: EventLog, node: int, name: str, slot: str, task: int | None, t: torch.Tensor
+) -> Holder:
     device = t.device
     key, size = storage_facts(t, device)
     facts = (slot, t.shape, t.dtype, device, size, key)  # see EventLog.emit
-    log.emit(_SAVED, node, name, facts)
+    log.emit(_SAVED, node, name, facts, task)
     # PyTorch hands pack a tensor without history (an alias sharing the version
     # counter); one that had history would make a reference cycle through the graph
     return Holder(t.detach() if t.requires_grad else t, log, node, name, facts)

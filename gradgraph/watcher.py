@@ -165,7 +165,7 @@ class GraphWatcher:
                 return
             # starting from the op's caller spares making frame objects of the recorder's
             line, module = self._where(caller if caller is not None else sys._getframe())
-            context = (line, module, during_backward)
+            context = (line, module, during_backward, _graph_task_id())  # one task per walk
             for node, children in new_nodes:
                 if type(node) is _AccumulateGrad:
                     self._adopt_leaf(node, context)
@@ -270,7 +270,7 @@ class GraphWatcher:
         node: Any,
         children: tuple[Any, ...],
         op: str | None,
-        context: tuple[Any, str | None, bool],
+        context: tuple[Any, str | None, bool, int],
         meta: tuple[Any, Any, Any] | None = None,
     ) -> None:
         """Log an operation's node and hook it (its backward, its saved tensors)."""
@@ -281,7 +281,7 @@ class GraphWatcher:
         self._names[nid] = name
         # read from torch's record of the output when the events are read, where not given
         shape, dtype, device = meta or (output_metadata(node), None, None)
-        source, module, during_backward = context
+        source, module, during_backward, task = context
         # the values under eventlog.NODE_KEYS; its inputs were adopted before it, or
         # earlier: all carry this recording's tag, read through C-level getters
         details = (
@@ -299,7 +299,7 @@ class GraphWatcher:
             during_backward,
         )
         log = self._log
-        log.emit(EventKind.NODE, nid, name, details)
+        log.emit(EventKind.NODE, nid, name, details, task)
         started = self._backward_details.get(name)
         if started is None:
             started = self._backward_details[name] = {"grad_fn": name}
@@ -309,11 +309,11 @@ class GraphWatcher:
             return  # already freed or modified in place: PyTorch will raise its own error
         for slot, saved in slots:
             try:
-                saved.register_hooks(packer(log, nid, name, slot), unpack)
+                saved.register_hooks(packer(log, nid, name, slot, task), unpack)
             except RuntimeError:  # hooks the user set already
                 continue
 
-    def _adopt_leaf(self, node: Any, context: tuple[Any, str | None, bool]) -> None:
+    def _adopt_leaf(self, node: Any, context: tuple[Any, str | None, bool, int]) -> None:
         """Log a leaf's ``AccumulateGrad`` node and hook it (its gradient's arrival)."""
         nid = self._count
         self._count = nid + 1
@@ -322,7 +322,7 @@ class GraphWatcher:
         leaf_name = self._leaf_names.get(variable)
         name = self._names[nid] = leaf_name or "AccumulateGrad"
         kind = type(variable)  # isinstance asks nn.Parameter's metaclass (slow): types first
-        source, module, during_backward = context
+        source, module, during_backward, task = context
         details = (  # the values under eventlog.NODE_KEYS
             "AccumulateGrad",
             None,
@@ -337,7 +337,7 @@ class GraphWatcher:
             module,
             during_backward,
         )
-        self._log.emit(EventKind.NODE, nid, name, details)
+        self._log.emit(EventKind.NODE, nid, name, details, task)
         leaf = weakref.ref(variable)
         handles = self._handles
         handles.append(node.register_prehook(OwnHook(self._on_leaf_backward, nid, name, leaf)))
