@@ -178,14 +178,14 @@ class EventLog:
         """The details of a ``saved`` or ``freed`` entry, its storage counted in or out:
         ``alias`` (the storage was already held), ``released`` (it left the saved set)."""
         slot, shape, dtype, device, size, key = facts
-        numel = math.prod(shape)
+        numel = math.prod(shape) if shape is not None else None  # None: a nested tensor,
         details: dict[str, Any] = {
             "slot": slot,
             "shape": shape,
             "dtype": dtype,
             "device": device,
             "numel": numel,
-            "bytes": numel * dtype.itemsize,
+            "bytes": numel * dtype.itemsize if numel is not None else size,  # its buffer's
         }
         if kind is _SAVED:
             details["alias"] = not self._memory.add(key, size)

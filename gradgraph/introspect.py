@@ -54,7 +54,11 @@ def output_facts(metadata: Any) -> tuple[Any, Any, Any]:
     """Shape (a tuple), dtype and device in an :func:`output_metadata`, or Nones."""
     if metadata is None:
         return None, None, None
-    return tuple(metadata.shape), metadata.dtype, metadata.device
+    try:
+        shape = tuple(metadata.shape)
+    except RuntimeError:  # a nested tensor has no one shape
+        shape = None
+    return shape, metadata.dtype, metadata.device
 
 
 def saved_hooks_active() -> bool:

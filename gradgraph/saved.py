@@ -81,7 +81,11 @@ def _pack(
 ) -> Holder:
     device = t.device
     key, size = storage_facts(t, device)
-    facts = (slot, t.shape, t.dtype, device, size, key)  # see EventLog.emit
+    try:
+        shape = t.shape
+    except RuntimeError:  # a nested tensor has no one shape
+        shape = None
+    facts = (slot, shape, t.dtype, device, size, key)  # see EventLog.emit
     log.emit(_SAVED, node, name, facts, task)
     # PyTorch hands pack a tensor without history (an alias sharing the version
     # counter); one that had history would make a reference cycle through the graph

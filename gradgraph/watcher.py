@@ -144,7 +144,10 @@ class GraphWatcher:
         the tensor itself); ``caller``: the frame that called the operation."""
         node = t.grad_fn
         if node is not None:
-            meta = (t.shape, t.dtype, t.device) if t.output_nr == 0 else None
+            try:
+                meta = (t.shape, t.dtype, t.device) if t.output_nr == 0 else None
+            except RuntimeError:  # a nested tensor has no one shape: ask its node later
+                meta = None
             self.watch_nodes([node], op, root_meta=meta, caller=caller)
 
     def watch_nodes(
@@ -322,11 +325,15 @@ class GraphWatcher:
         leaf_name = self._leaf_names.get(variable)
         name = self._names[nid] = leaf_name or "AccumulateGrad"
         kind = type(variable)  # isinstance asks nn.Parameter's metaclass (slow): types first
+        try:
+            shape = variable.shape
+        except RuntimeError:  # a nested tensor has no one shape
+            shape = None
         source, module, during_backward, task = context
         details = (  # the values under eventlog.NODE_KEYS
             "AccumulateGrad",
             None,
-            variable.shape,
+            shape,
             variable.dtype,
             variable.device,
             (),

@@ -305,6 +305,25 @@ def test_sparse_gradients_are_recorded_with_their_norms_and_backward_still_runs(
     rec.close()
 
 
+@pytest.mark.filterwarnings("ignore:The PyTorch API of nested tensors:UserWarning")
+def test_a_nested_tensor_without_one_shape_is_recorded_without_breaking_the_program():
+    """torch.nested tensors have no single shape: their facts say so (None), the learner's
+    forward and backward run as without the recorder, and the film still plays."""
+    parts = [torch.rand(2, 3), torch.rand(4, 3)]
+    nested = torch.nested.nested_tensor(parts, requires_grad=True)
+    with gradgraph.record(names={"a": nested}) as rec:
+        torch.nested.to_padded_tensor((nested * nested).relu(), 0.0).sum().backward()
+    expected = torch.nested.to_padded_tensor(nested.grad, 0.0).norm().item()
+    (grad,) = of_kind(rec, EventKind.GRAD)
+    assert grad.details["accumulated_norm"] == pytest.approx(expected)
+    leaf = next(e for e in of_kind(rec, EventKind.NODE) if e.name == "a")
+    assert leaf.details["shape"] is None and leaf.details["dtype"] == "torch.float32"
+    saved = of_kind(rec, EventKind.SAVED)
+    assert saved and all(e.details["bytes"] > 0 for e in saved)
+    assert rec.play().slider.max == len(rec) - 1
+    rec.close()
+
+
 def test_an_arriving_gradient_changed_before_the_events_are_read_shows_no_norm_not_a_wrong_one():
     x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
     x.grad = torch.ones(3)
