@@ -101,8 +101,11 @@ def scenes(events: Sequence[Event], graph: RecordedGraph) -> list[Scene]:
             _add(state.saved, g, -1, -released)
             _add(state.freed, g, 1, released)
         elif e.kind is EventKind.GRAD and g is not None:
-            held = details.get("accumulated_norm")
-            state.grads[g] = held if held is not None else details["norm"]
+            held = details.get("accumulated_norm")  # what .grad holds now
+            if held is None:  # not known (an integer or meta gradient): no number to show
+                state.grads.pop(g, None)
+            else:
+                state.grads[g] = held
         elif e.kind is EventKind.HOOK:
             if g is not None:
                 state.hooks[g] = details["kind"]

@@ -324,6 +324,20 @@ def test_a_nested_tensor_without_one_shape_is_recorded_without_breaking_the_prog
     rec.close()
 
 
+def test_a_gradient_without_values_to_read_shows_no_number_and_the_film_still_plays():
+    """On the meta device a gradient has a shape but no values: its norms are None, and the
+    leaf's badge shows no number rather than one it does not have."""
+    x = torch.empty(3, device="meta", requires_grad=True)
+    with gradgraph.record(names={"x": x}) as rec:
+        (x * x).sum().backward()
+    (grad,) = of_kind(rec, EventKind.GRAD)
+    assert grad.details["norm"] is None and grad.details["accumulated_norm"] is None
+    player = rec.play()
+    assert all(not scene.grads for scene in player.frames.film.scenes)
+    assert player.frames.svg(len(rec) - 1)  # the last frame draws
+    rec.close()
+
+
 def test_an_arriving_gradient_changed_before_the_events_are_read_shows_no_norm_not_a_wrong_one():
     x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
     x.grad = torch.ones(3)
