@@ -65,6 +65,8 @@ _metadata = attrgetter("metadata")
 _tag = itemgetter(_METADATA_KEY)
 _Tensor, _Parameter = torch.Tensor, torch.nn.Parameter
 _AccumulateGrad = torch._C._functions.AccumulateGrad
+# an enum member read through its class costs a lookup per event: read once here
+_NODE, _BACKWARD, _GRAD, _HOOK = EventKind.NODE, EventKind.BACKWARD, EventKind.GRAD, EventKind.HOOK
 _LEAF_STARTED = {"grad_fn": "AccumulateGrad"}  # the details of every leaf's backward event
 
 
@@ -206,7 +208,7 @@ class GraphWatcher:
             nid, name = self.tensor_node(target) if target is not None else (None, "tensor")
             if after_accumulation and nid is not None:
                 self._log_leaf_grad(nid, target)
-            log.emit(EventKind.HOOK, nid, name, details)
+            log.emit(_HOOK, nid, name, details)
             return hook(*args)
 
         return observed
@@ -227,7 +229,7 @@ class GraphWatcher:
             node = _current_node()
             nid = self.node_id(node) if node is not None else None
             label = self._names[nid] if nid is not None else type(node).__name__
-            log.emit(EventKind.HOOK, nid, label, pre if len(args) == 1 else post)
+            log.emit(_HOOK, nid, label, pre if len(args) == 1 else post)
             return hook(*args)
 
         return observed
@@ -302,7 +304,7 @@ class GraphWatcher:
             during_backward,
         )
         log = self._log
-        log.emit(EventKind.NODE, nid, name, details, task)
+        log.emit(_NODE, nid, name, details, task)
         started = self._backward_details.get(name)
         if started is None:
             started = self._backward_details[name] = {"grad_fn": name}
@@ -344,7 +346,7 @@ class GraphWatcher:
             module,
             during_backward,
         )
-        self._log.emit(EventKind.NODE, nid, name, details, task)
+        self._log.emit(_NODE, nid, name, details, task)
         leaf = weakref.ref(variable)
         handles = self._handles
         handles.append(node.register_prehook(OwnHook(self._on_leaf_backward, nid, name, leaf)))
@@ -362,8 +364,8 @@ class GraphWatcher:
                     "norm": norm(grad_outputs[output]),
                     "accumulated_norm": norm(t.grad if t is not None else None),
                 }
-                self._log.emit(EventKind.GRAD, nid, name, grad, task)
-        self._log.emit(EventKind.BACKWARD, nid, name, details, task)
+                self._log.emit(_GRAD, nid, name, grad, task)
+        self._log.emit(_BACKWARD, nid, name, details, task)
         self._started(nid, task)
         if _grad_enabled() and nid not in self._building:  # create_graph: it makes nodes
             self._building.add(nid)
@@ -377,7 +379,7 @@ class GraphWatcher:
         empty = variable is not None and variable.grad is None
         self._arriving[nid] = (self._arriving_norm(grad_outputs[0], empty), empty)
         task = _graph_task_id()
-        self._log.emit(EventKind.BACKWARD, nid, name, _LEAF_STARTED, task)
+        self._log.emit(_BACKWARD, nid, name, _LEAF_STARTED, task)
         self._started(nid, task)
 
     def _arriving_norm(self, grad: torch.Tensor | None, empty: bool) -> Any:
@@ -422,7 +424,7 @@ class GraphWatcher:
         arrived, was_empty = arriving
         held = arrived if was_empty else norm(leaf.grad if leaf is not None else None)
         details = {"target": "leaf", "norm": arrived, "accumulated_norm": held}
-        self._log.emit(EventKind.GRAD, nid, self._names[nid], details)
+        self._log.emit(_GRAD, nid, self._names[nid], details)
 
     def _on_leaf_grad(
         self, nid: int, variable: weakref.ref, grad_inputs: tuple, grad_outputs: tuple
