@@ -178,14 +178,15 @@ class EventLog:
         """The details of a ``saved`` or ``freed`` entry, its storage counted in or out:
         ``alias`` (the storage was already held), ``released`` (it left the saved set)."""
         slot, shape, dtype, device, size, key = facts
-        numel = math.prod(shape) if shape is not None else None  # None: a nested tensor,
+        # a nested tensor has no one shape: no count of values, and the bytes of its buffer
+        numel = math.prod(shape) if shape is not None else None
         details: dict[str, Any] = {
             "slot": slot,
             "shape": shape,
             "dtype": dtype,
             "device": device,
             "numel": numel,
-            "bytes": numel * dtype.itemsize if numel is not None else size,  # its buffer's
+            "bytes": numel * dtype.itemsize if numel is not None else size,
         }
         if kind is _SAVED:
             details["alias"] = not self._memory.add(key, size)

@@ -65,7 +65,6 @@ from .watcher import GraphWatcher
 __all__ = ["Recording", "record", "side_by_side"]
 
 _LOGGED = "_gradgraph_logged"
-_OPENERS = ("contextlib", __name__)  # the modules whose code runs between a `with` and record()
 # Gradients a recording may hold to compute their norms when its events are read (CPU
 # only: on CUDA and MPS they would show in the allocator's figure), see gradgraph.norms
 _LATE_NORM_BYTES = 16 * 2**20
@@ -385,8 +384,9 @@ def record(
 
 def _opening_frame() -> FrameType | None:
     """The frame whose ``with`` statement opened the block (called from :func:`record`: the
-    first frame outwards outside gradgraph and contextlib)."""
+    first frame outwards outside contextlib, which may run more than one frame between,
+    as ``ExitStack`` does)."""
     frame = sys._getframe(2)
-    while frame is not None and frame.f_globals.get("__name__") in _OPENERS:
+    while frame is not None and frame.f_globals.get("__name__") == "contextlib":
         frame = frame.f_back
     return frame

@@ -91,22 +91,15 @@ def user_source_line() -> SourceLine | None:
 
 def source_line_from(frame: FrameType | None) -> SourceLine | None:
     """The first frame from ``frame`` outwards that is outside torch and gradgraph."""
-    while frame is not None:
-        code = frame.f_code
-        key = id(code)
-        if key not in _skipped:  # most frames are torch's: the cheapest test first
-            if not code.co_filename.startswith(_SKIPPED_DIRS):
-                return SourceLine(code.co_filename, frame.f_lineno)
-            _skipped[key] = code
-        frame = frame.f_back
-    return None
+    return walk_out(frame)[0]
 
 
 def walk_out(
-    frame: FrameType | None, marker: CodeType, stop: FrameType | None = None
+    frame: FrameType | None, marker: CodeType | None = None, stop: FrameType | None = None
 ) -> tuple[SourceLine | None, FrameType | None]:
-    """From ``frame`` outwards, no further than ``stop``: the learner's line (as
-    :func:`source_line_from`) and the innermost frame that runs ``marker`` (or None).
+    """From ``frame`` outwards, no further than ``stop``: the learner's line (the first
+    frame outside torch and gradgraph) and the innermost frame that runs ``marker`` (None
+    where it was not met; without a marker the walk ends at the line).
 
     >>> import sys
     >>> def marked():
@@ -132,7 +125,7 @@ def walk_out(
             if key not in _skipped:
                 if not code.co_filename.startswith(_SKIPPED_DIRS):
                     line = SourceLine(code.co_filename, frame.f_lineno)
-                    if found is not None:
+                    if found is not None or marker is None:
                         break
                 else:
                     _skipped[key] = code
