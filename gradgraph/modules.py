@@ -70,11 +70,7 @@ class ModuleTracker:
         module = call.f_locals["self"]
         path = self._paths.get(id(module))
         if path is None:  # the first op inside this module: name from the outermost one
-            _, outermost = walk_out(call.f_back, _CALL_IMPL, self.stop)
-            while outermost is not None:
-                call = outermost
-                _, outermost = walk_out(call.f_back, _CALL_IMPL, self.stop)
-            self.name_module(call.f_locals["self"])
+            self.name_module(_outermost_call(call, self.stop).f_locals["self"])
             path = self._paths.setdefault(id(module), type(module).__name__)
         return line, path
 
@@ -100,6 +96,18 @@ class ModuleTracker:
             children = sub._modules
             if children:
                 todo += reversed([(dot + n, c) for n, c in children.items() if c is not None])
+
+
+def _outermost_call(call: FrameType, stop: FrameType | None) -> FrameType:
+    """The outermost frame running ``Module._call_impl`` from ``call`` (one) out to ``stop``."""
+    frame = call.f_back
+    while frame is not None:
+        if frame.f_code is _CALL_IMPL:
+            call = frame
+        if frame is stop:
+            break
+        frame = frame.f_back
+    return call
 
 
 def observe_module_hooks(
