@@ -89,8 +89,10 @@ class GraphWatcher:
         self._names: dict[int, str] = {}
         self._handles: list[Any] = []
         self._retained: dict[int, list[tuple[int, weakref.ref]]] = {}  # node -> (output, tensor)
-        # leaf node -> (norm of the gradient arriving, whether .grad was None before it)
-        self._arriving: dict[int, tuple[torch.Tensor | LateNorm | None, bool]] = {}
+        # leaf node -> (the backward call it started in, norm of the gradient arriving,
+        # whether .grad was None before it), from its start until its grad event
+        self._arriving: dict[int, tuple[int, torch.Tensor | LateNorm | None, bool]] = {}
+        self._leaf_prehooked: set[int] = set()  # leaves whose start a pre-hook of ours logs
         self._late_norm_bytes = late_norm_bytes  # what LateNorms may still hold
         # [graph task, node] of each backward call under way (innermost last): the node
         # that started last in it; None once a leaf is done
@@ -202,12 +204,17 @@ class GraphWatcher:
         details = {"target": "tensor", "kind": kind, "hook": getattr(hook, "__name__", repr(hook))}
         log = self._log
         after_accumulation = kind == "post-accumulate-grad hook"
+        if after_accumulation and t.requires_grad:  # its leaf's start must be seen before it
+            node = get_gradient_edge(t).node
+            nid = self.node_id(node)
+            if nid is not None:
+                self._prehook_leaf(node, nid, tensor)
 
         def observed(*args: Any) -> Any:
             target = tensor()
             nid, name = self.tensor_node(target) if target is not None else (None, "tensor")
             if after_accumulation and nid is not None:
-                self._log_leaf_grad(nid, target)
+                self._log_leaf_grad(nid, target, _graph_task_id())
             log.emit(_HOOK, nid, name, details)
             return hook(*args)
 
@@ -218,7 +225,8 @@ class GraphWatcher:
         each call logs a ``hook`` event on the node running it first.
 
         A pre-hook is called with the node's output gradients alone, a post-hook with its
-        input and output gradients: the number of arguments tells which fired.
+        input and output gradients: the number of arguments tells which fired. A pre-hook
+        on a leaf's node logs the leaf's start first, where no pre-hook of ours does.
         """
         name = getattr(hook, "__name__", repr(hook))
         pre = {"target": "node", "kind": "node pre-hook", "hook": name}
@@ -229,6 +237,8 @@ class GraphWatcher:
             node = _current_node()
             nid = self.node_id(node) if node is not None else None
             label = self._names[nid] if nid is not None else type(node).__name__
+            if len(args) == 1 and type(node) is _AccumulateGrad and nid is not None:
+                self._start_leaf_once(nid, label, weakref.ref(node.variable), args[0])
             log.emit(_HOOK, nid, label, pre if len(args) == 1 else post)
             return hook(*args)
 
@@ -348,9 +358,21 @@ class GraphWatcher:
         )
         self._log.emit(_NODE, nid, name, details, task)
         leaf = weakref.ref(variable)
-        handles = self._handles
-        handles.append(node.register_prehook(OwnHook(self._on_leaf_backward, nid, name, leaf)))
-        handles.append(node.register_hook(OwnHook(self._on_leaf_grad, nid, leaf)))
+        if variable._post_accumulate_grad_hooks:  # they see .grad set: its start comes first
+            self._prehook_leaf(node, nid, leaf)
+        self._handles.append(node.register_hook(OwnHook(self._on_leaf_grad, nid, name, leaf)))
+
+    def _prehook_leaf(self, node: Any, nid: int, leaf: weakref.ref) -> None:
+        """Log leaf ``nid``'s start from a pre-hook of its own, before anything it runs.
+
+        Most leaves need none: their post-hook logs start and gradient together, at the
+        end of the one thing they do. A leaf with a post-accumulate-grad hook needs one,
+        since its ``grad`` event is logged before that hook fires.
+        """
+        if nid not in self._leaf_prehooked:
+            self._leaf_prehooked.add(nid)
+            hook = OwnHook(self._on_leaf_backward, nid, self._names[nid], leaf)
+            self._handles.append(node.register_prehook(hook))
 
     def _on_backward(self, nid: int, name: str, details: dict, grad_outputs: tuple) -> None:
         """A node's pre-hook: the retained gradients it receives, then its ``backward``."""
@@ -377,10 +399,31 @@ class GraphWatcher:
         """A leaf's pre-hook: the norm of the arriving gradient, then its ``backward``."""
         variable = leaf()
         empty = variable is not None and variable.grad is None
-        self._arriving[nid] = (self._arriving_norm(grad_outputs[0], empty), empty)
         task = _graph_task_id()
+        self._arriving[nid] = (task, self._arriving_norm(grad_outputs[0], empty), empty)
         self._log.emit(_BACKWARD, nid, name, _LEAF_STARTED, task)
         self._started(nid, task)
+
+    def _start_leaf_once(
+        self, nid: int, name: str, leaf: weakref.ref, grad_outputs: tuple
+    ) -> None:
+        """Log leaf ``nid``'s start now, unless it was logged in this backward call already."""
+        if nid not in self._leaf_prehooked:
+            arriving = self._arriving.get(nid)
+            if arriving is None or arriving[0] != _graph_task_id():
+                self._on_leaf_backward(nid, name, leaf, grad_outputs)
+
+    def _log_arrived(
+        self, nid: int, name: str, leaf: torch.Tensor | None, grad: torch.Tensor | None, task: int
+    ) -> None:
+        """Log the gradient ``grad`` that arrived at a leaf, after it was accumulated."""
+        held = leaf.grad if leaf is not None else None
+        if held is not None and grad is not None and _same_data(held, grad):
+            arrived = accumulated = norm(grad)  # .grad was None: it became the gradient itself
+        else:
+            arrived, accumulated = self._arriving_norm(grad, False), norm(held)
+        details = {"target": "leaf", "norm": arrived, "accumulated_norm": accumulated}
+        self._log.emit(_GRAD, nid, name, details, task)
 
     def _arriving_norm(self, grad: torch.Tensor | None, empty: bool) -> Any:
         """The norm of a gradient arriving at a leaf: a :class:`LateNorm` where it will be
@@ -415,28 +458,49 @@ class GraphWatcher:
         """After a node ran in a create_graph backward: log the nodes its gradients made."""
         self.watch(grad_inputs, op=None, during_backward=True)
 
-    def _log_leaf_grad(self, nid: int, leaf: torch.Tensor | None) -> None:
-        """Log the gradient that just arrived at a leaf, once, with what ``.grad`` holds now
-        (the arriving gradient itself, where ``.grad`` was None before it)."""
+    def _log_leaf_grad(self, nid: int, leaf: torch.Tensor | None, task: int) -> bool:
+        """Log the gradient that just arrived at a leaf whose start was logged in backward
+        call ``task``, with what ``.grad`` holds now (the arriving gradient itself, where
+        ``.grad`` was None before it); False if it was logged already or nothing started."""
         arriving = self._arriving.pop(nid, None)
-        if arriving is None:
-            return  # already logged (before a post-accumulate-grad hook)
-        arrived, was_empty = arriving
+        if arriving is None or arriving[0] != task:
+            return False
+        _, arrived, was_empty = arriving
         held = arrived if was_empty else norm(leaf.grad if leaf is not None else None)
         details = {"target": "leaf", "norm": arrived, "accumulated_norm": held}
-        self._log.emit(_GRAD, nid, self._names[nid], details)
+        self._log.emit(_GRAD, nid, self._names[nid], details, task)
+        return True
 
     def _on_leaf_grad(
-        self, nid: int, variable: weakref.ref, grad_inputs: tuple, grad_outputs: tuple
+        self,
+        nid: int,
+        name: str,
+        variable: weakref.ref,
+        grad_inputs: tuple,
+        grad_outputs: tuple,
     ) -> None:
-        """A leaf's post-hook: its ``grad`` event (unless a post-accumulate-grad hook logged
+        """A leaf's post-hook: its ``backward`` and ``grad`` events, unless its start was
+        logged before (then its ``grad`` event, unless a post-accumulate-grad hook logged
         it), and the nodes of a ``.grad`` that a create_graph backward made."""
+        task = _graph_task_id()
+        leaf = variable()
+        if not self._log_leaf_grad(nid, leaf, task) and nid not in self._leaf_prehooked:
+            self._log.emit(_BACKWARD, nid, name, _LEAF_STARTED, task)
+            self._started(nid, task)
+            self._log_arrived(nid, name, leaf, grad_outputs[0], task)
         running = self._running
         if running and running[-1][1] == nid:
             running[-1][1] = None  # the leaf is done: nothing runs until the next node
-        leaf = variable()
-        self._log_leaf_grad(nid, leaf)
         if _grad_enabled() and leaf is not None:  # create_graph: .grad may have a history
             accumulated = leaf.grad
             if accumulated is not None and accumulated.grad_fn is not None:
                 self.watch([accumulated], op=None, during_backward=True)
+
+
+def _same_data(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Whether two tensors read the same memory (autograd may make a ``.grad`` that was
+    None an alias of the gradient arriving, without copying it)."""
+    try:
+        return a.data_ptr() == b.data_ptr() and a.shape == b.shape
+    except (RuntimeError, NotImplementedError):  # no storage (sparse) or no one shape
+        return False

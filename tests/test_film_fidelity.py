@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 import pytest
 import torch
+from torch.autograd.graph import get_gradient_edge
 
 import gradgraph
 from gradgraph import EventKind
@@ -80,7 +81,21 @@ def second_order(net: torch.nn.Sequential, log: Log, before_backward: BeforeBack
     total.backward()
 
 
-PROGRAMS = [every_hook_kind, second_order]
+def leaf_hooks(net: torch.nn.Sequential, log: Log, before_backward: BeforeBackward) -> None:
+    """Hooks on leaves: a post-accumulate-grad hook registered before the forward made the
+    leaf's node, node pre- and post-hooks on a leaf's ``AccumulateGrad``; two backward
+    calls, the first setting ``.grad``, the second adding to it."""
+    net[2].bias.register_post_accumulate_grad_hook(lambda p: log("hook", "2.bias"))
+    loss = net(torch.rand(2, 3)).sum()
+    before_backward(loss)
+    weight = get_gradient_edge(net[2].weight).node
+    weight.register_prehook(lambda go: log("hook", "2.weight"))
+    weight.register_hook(lambda gi, go: log("hook", "2.weight"))
+    loss.backward(retain_graph=True)
+    loss.backward()
+
+
+PROGRAMS = [every_hook_kind, second_order, leaf_hooks]
 
 
 def torch_order(program: Callable) -> list[tuple[str, str]]:
