@@ -404,9 +404,7 @@ class GraphWatcher:
         self._log.emit(_BACKWARD, nid, name, _LEAF_STARTED, task)
         self._started(nid, task)
 
-    def _start_leaf_once(
-        self, nid: int, name: str, leaf: weakref.ref, grad_outputs: tuple
-    ) -> None:
+    def _start_leaf_once(self, nid: int, name: str, leaf: weakref.ref, grad_outputs: tuple) -> None:
         """Log leaf ``nid``'s start now, unless it was logged in this backward call already."""
         if nid not in self._leaf_prehooked:
             arriving = self._arriving.get(nid)

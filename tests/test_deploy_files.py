@@ -74,7 +74,9 @@ def test_the_one_server_hub_config_with_the_guides_defaults(monkeypatch):
     assert config.Spawner.environment["JUPYTER_CONFIG_PATH"] == "/opt/autograd-course/learner"
     [service] = config.JupyterHub.services
     assert (service["name"], service["user"], service["command"][0]) == (
-        "autograd", "grader-autograd", python
+        "autograd",
+        "grader-autograd",
+        python,
     )
     assert service["environment"]["JUPYTER_CONFIG_PATH"] == (
         "/home/grader-autograd/autograd-course/autograder"

@@ -127,8 +127,11 @@ class _Classroom:
         """The grader's clone of the course (only what grading needs), private to it, and unit
         01 generated and released as the guide says."""
         for part in ("solutions", "course", "autograder", "gradgraph"):
-            shutil.copytree(ROOT / part, self.course / part,
-                            ignore=shutil.ignore_patterns("__pycache__", "first_predictions.json"))
+            shutil.copytree(
+                ROOT / part,
+                self.course / part,
+                ignore=shutil.ignore_patterns("__pycache__", "first_predictions.json"),
+            )
         account = pwd.getpwnam(GRADER)
         for folder, _, files in os.walk(self.course.parent):
             for name in [folder, *(os.path.join(folder, f) for f in files)]:
@@ -167,8 +170,14 @@ class _Classroom:
             f"--JupyterHub.cookie_secret_file={self.base / 'jupyterhub_cookie_secret'}",
         ]  # fmt: skip
         self.log = (self.base / "hub.log").open("w")
-        self.hub = subprocess.Popen(command, cwd=self.base, env=env, stdout=self.log,
-                                    stderr=subprocess.STDOUT, start_new_session=True)
+        self.hub = subprocess.Popen(
+            command,
+            cwd=self.base,
+            env=env,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         url = f"http://127.0.0.1:{port}"
         wait_until_answering(f"{url}/hub/api", self.hub, lambda: "\n" + self._log_tail(), "the hub")
         return url
