@@ -2,11 +2,12 @@
 running an op, and the firing of hooks the user registered on a module.
 
 Nothing is installed for the first two. The module running an op is read off the call
-stack: every module call runs ``Module._call_impl``, and the innermost such frame holds
-the module. Parameters are named after the outermost module on the stack when an op
-inside it is first seen. (Putting a function in place of ``Module._call_impl`` for a
-block, to keep a stack of module calls, costs more: Python forgets what it knew about
-each of torch's module classes when it is set, and again when it is put back.)
+stack: every module call runs ``Module.__call__``, and the innermost such frame holds
+the module (its only locals are the module and the call's arguments: cheap to read).
+Parameters are named after the outermost module on the stack when an op inside it is
+first seen. (Putting a function in place of ``Module._call_impl`` for a block, to keep
+a stack of module calls, costs more: Python forgets what it knew about each of torch's
+module classes when it is set, and again when it is put back.)
 
 >>> import sys, torch
 >>> from gradgraph.modules import ModuleTracker
@@ -35,7 +36,7 @@ from .source import SourceLine, walk_out
 
 __all__ = ["ModuleTracker", "observe_module_hooks"]
 
-_CALL_IMPL = torch.nn.Module._call_impl.__code__  # what every module call runs
+_MODULE_CALL = torch.nn.Module.__call__.__code__  # what every module(...) call runs
 _HOOK_DICTS = {
     "_forward_pre_hooks": "forward pre-hook",
     "_forward_hooks": "forward hook",
@@ -64,7 +65,7 @@ class ModuleTracker:
     def where(self, frame: FrameType | None) -> tuple[SourceLine | None, str | None]:
         """The learner's line that led to an op called from ``frame``, and the qualified
         name of the innermost module running it (None: none)."""
-        line, call = walk_out(frame, _CALL_IMPL, self.stop)
+        line, call = walk_out(frame, _MODULE_CALL, self.stop)
         if call is None:
             return line, None
         module = call.f_locals["self"]
@@ -99,10 +100,10 @@ class ModuleTracker:
 
 
 def _outermost_call(call: FrameType, stop: FrameType | None) -> FrameType:
-    """The outermost frame running ``Module._call_impl`` from ``call`` (one) out to ``stop``."""
+    """The outermost frame running ``Module.__call__`` from ``call`` (one) out to ``stop``."""
     frame = call.f_back
     while frame is not None:
-        if frame.f_code is _CALL_IMPL:
+        if frame.f_code is _MODULE_CALL:
             call = frame
         if frame is stop:
             break

@@ -6,7 +6,7 @@ line number (cheap); the line's text is read when the event is first looked at. 
 result is a label; no behaviour depends on it.
 
 :func:`walk_out` also finds, on the same walk, the innermost frame that runs a given
-function (the module tracker asks for ``Module._call_impl``: the module running an op).
+function (the module tracker asks for ``Module.__call__``: the module running an op).
 
 >>> from gradgraph.source import backward_target, user_source_line
 >>> str(user_source_line()).split(":")[0].endswith(("py", ">", "]"))
