@@ -204,8 +204,8 @@ class GraphWatcher:
         details = {"target": "tensor", "kind": kind, "hook": getattr(hook, "__name__", repr(hook))}
         log = self._log
         after_accumulation = kind == "post-accumulate-grad hook"
-        if after_accumulation and t.requires_grad:  # its leaf's start must be seen before it
-            node = get_gradient_edge(t).node
+        if after_accumulation and t.requires_grad and t.is_leaf:  # torch refuses others
+            node = get_gradient_edge(t).node  # the leaf's start must be seen before the hook
             nid = self.node_id(node)
             if nid is not None:
                 self._prehook_leaf(node, nid, tensor)

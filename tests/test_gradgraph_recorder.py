@@ -695,6 +695,23 @@ def test_hook_on_a_tensor_without_grad_raises_torchs_own_error():
     assert "cannot register a hook" in error.details["message"]
 
 
+def test_a_post_accumulate_grad_hook_refused_on_a_non_leaf_changes_nothing_recorded():
+    x = torch.ones(2, requires_grad=True)
+    with gradgraph.record(names={"x": x}) as rec:
+        y = x.exp()
+        with pytest.raises(RuntimeError, match="non-leaf"):
+            y.register_post_accumulate_grad_hook(lambda p: None)
+        y.sum().backward()
+    rec.close()
+    order = [(e.kind.value, e.name) for e in rec.events if e.kind.value in ("backward", "grad")]
+    assert order == [
+        ("backward", "SumBackward0"),
+        ("backward", "ExpBackward0"),
+        ("backward", "x"),
+        ("grad", "x"),
+    ]
+
+
 def test_name_rejects_other_objects():
     rec = gradgraph.Recording()
     with pytest.raises(TypeError, match="tensor or an nn.Module"):
