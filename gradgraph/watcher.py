@@ -93,6 +93,7 @@ class GraphWatcher:
         # whether .grad was None before it), from its start until its grad event
         self._arriving: dict[int, tuple[int, torch.Tensor | LateNorm | None, bool]] = {}
         self._leaf_prehooked: set[int] = set()  # leaves whose start a pre-hook of ours logs
+        self._leaf_logged: dict[int, int] = {}  # leaf -> the backward call it logged a grad in
         self._late_norm_bytes = late_norm_bytes  # what LateNorms may still hold
         # [graph task, node] of each backward call under way (innermost last): the node
         # that started last in it; None once a leaf is done
@@ -214,7 +215,7 @@ class GraphWatcher:
             target = tensor()
             nid, name = self.tensor_node(target) if target is not None else (None, "tensor")
             if after_accumulation and nid is not None:
-                self._log_leaf_grad(nid, target, _graph_task_id())
+                self._leaf_done(nid, name, target, None)
             log.emit(_HOOK, nid, name, details)
             return hook(*args)
 
@@ -225,8 +226,9 @@ class GraphWatcher:
         each call logs a ``hook`` event on the node running it first.
 
         A pre-hook is called with the node's output gradients alone, a post-hook with its
-        input and output gradients: the number of arguments tells which fired. A pre-hook
-        on a leaf's node logs the leaf's start first, where no pre-hook of ours does.
+        input and output gradients: the number of arguments tells which fired. On a leaf's
+        node, a pre-hook logs the leaf's start first, where no pre-hook of ours does, and a
+        post-hook its gradient (the user's hooks may have been filed before ours).
         """
         name = getattr(hook, "__name__", repr(hook))
         pre = {"target": "node", "kind": "node pre-hook", "hook": name}
@@ -237,8 +239,11 @@ class GraphWatcher:
             node = _current_node()
             nid = self.node_id(node) if node is not None else None
             label = self._names[nid] if nid is not None else type(node).__name__
-            if len(args) == 1 and type(node) is _AccumulateGrad and nid is not None:
-                self._start_leaf_once(nid, label, weakref.ref(node.variable), args[0])
+            if type(node) is _AccumulateGrad and nid is not None:
+                if len(args) == 1:
+                    self._start_leaf_once(nid, label, weakref.ref(node.variable), args[0])
+                else:  # a post-hook gets the gradient that arrived among its output gradients
+                    self._leaf_done(nid, label, node.variable, args[1][0])
             log.emit(_HOOK, nid, label, pre if len(args) == 1 else post)
             return hook(*args)
 
@@ -456,10 +461,25 @@ class GraphWatcher:
         """After a node ran in a create_graph backward: log the nodes its gradients made."""
         self.watch(grad_inputs, op=None, during_backward=True)
 
+    def _leaf_done(
+        self, nid: int, name: str, leaf: torch.Tensor | None, grad: torch.Tensor | None
+    ) -> None:
+        """Log, once per backward call, the gradient ``grad`` that arrived at leaf ``nid``
+        and was accumulated into ``.grad``: its ``grad`` event, after its ``backward`` event
+        where nothing logged its start (None: the arriving gradient is not known)."""
+        task = _graph_task_id()
+        if self._leaf_logged.get(nid) == task:
+            return
+        self._leaf_logged[nid] = task
+        if not self._log_leaf_grad(nid, leaf, task):  # its start was not logged: now
+            self._log.emit(_BACKWARD, nid, name, _LEAF_STARTED, task)
+            self._started(nid, task)
+            self._log_arrived(nid, name, leaf, grad, task)
+
     def _log_leaf_grad(self, nid: int, leaf: torch.Tensor | None, task: int) -> bool:
         """Log the gradient that just arrived at a leaf whose start was logged in backward
         call ``task``, with what ``.grad`` holds now (the arriving gradient itself, where
-        ``.grad`` was None before it); False if it was logged already or nothing started."""
+        ``.grad`` was None before it); False if its start was not logged."""
         arriving = self._arriving.pop(nid, None)
         if arriving is None or arriving[0] != task:
             return False
@@ -477,15 +497,11 @@ class GraphWatcher:
         grad_inputs: tuple,
         grad_outputs: tuple,
     ) -> None:
-        """A leaf's post-hook: its ``backward`` and ``grad`` events, unless its start was
-        logged before (then its ``grad`` event, unless a post-accumulate-grad hook logged
-        it), and the nodes of a ``.grad`` that a create_graph backward made."""
-        task = _graph_task_id()
+        """A leaf's post-hook: its ``grad`` event (and its ``backward`` event, unless its
+        start was logged before), unless a hook of the user's logged them already, and the
+        nodes of a ``.grad`` that a create_graph backward made."""
         leaf = variable()
-        if not self._log_leaf_grad(nid, leaf, task) and nid not in self._leaf_prehooked:
-            self._log.emit(_BACKWARD, nid, name, _LEAF_STARTED, task)
-            self._started(nid, task)
-            self._log_arrived(nid, name, leaf, grad_outputs[0], task)
+        self._leaf_done(nid, name, leaf, grad_outputs[0])
         running = self._running
         if running and running[-1][1] == nid:
             running[-1][1] = None  # the leaf is done: nothing runs until the next node

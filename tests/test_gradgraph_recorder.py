@@ -8,6 +8,7 @@ import weakref
 
 import pytest
 import torch
+from torch.autograd.graph import get_gradient_edge
 
 import gradgraph
 from gradgraph import EventKind
@@ -693,6 +694,30 @@ def test_hook_on_a_tensor_without_grad_raises_torchs_own_error():
     (error,) = of_kind(rec, EventKind.ERROR)
     assert error.details["op"] == "register_hook"
     assert "cannot register a hook" in error.details["message"]
+
+
+def test_a_leafs_node_hook_filed_before_the_recorders_own_still_fires_after_its_grad():
+    """The user's hooks on a leaf's node come in order after its start, and a post-hook
+    after its gradient, even where the user filed them first (the node was got before
+    the block, the hooks before the forward that uses the leaf)."""
+    b = torch.ones(2, requires_grad=True)
+    node = get_gradient_edge(b).node  # held: a leaf keeps its node only weakly
+    with gradgraph.record(names={"b": b}) as rec:
+        node.register_hook(lambda grad_inputs, grad_outputs: None)
+        node.register_prehook(lambda grad_outputs: None)
+        (b * 2).sum().backward()
+    rec.close()
+    order = [
+        (e.kind.value, e.details.get("kind", e.name))
+        for e in rec.events
+        if e.kind.value in ("backward", "grad", "hook") and e.name == "b"
+    ]
+    assert order == [
+        ("backward", "b"),
+        ("hook", "node pre-hook"),
+        ("grad", "b"),
+        ("hook", "node post-hook"),
+    ]
 
 
 def test_a_post_accumulate_grad_hook_refused_on_a_non_leaf_changes_nothing_recorded():
