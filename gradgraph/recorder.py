@@ -11,9 +11,9 @@ What is observed, and how:
   checked it. A node whose saved tensors were already modified or freed when first seen
   is not hooked, and PyTorch raises its own error;
 - backward order through node pre-hooks, gradients through ``AccumulateGrad`` post-hooks
-  (a leaf's start too, as it only accumulates: with a pre-hook where a post-accumulate-grad
-  hook or the user's node pre-hook must come after it; after ``retain_grad()``, through
-  the pre-hook of the tensor's node); in a
+  (a leaf's start too, as it only accumulates; through a pre-hook where a post-accumulate-
+  grad hook must come after it; after ``retain_grad()``, through the pre-hook of the
+  tensor's node); in a
   ``create_graph`` backward, the nodes it makes through post-hooks that a node's pre-hook
   adds when grad mode is on;
 - user hooks: tensor hooks and hooks on ``grad_fn`` nodes (``node.register_hook``,

@@ -241,7 +241,7 @@ class GraphWatcher:
             label = self._names[nid] if nid is not None else type(node).__name__
             if type(node) is _AccumulateGrad and nid is not None:
                 if len(args) == 1:
-                    self._start_leaf_once(nid, label, weakref.ref(node.variable), args[0])
+                    self._on_leaf_backward(nid, label, weakref.ref(node.variable), args[0])
                 else:  # a post-hook gets the gradient that arrived among its output gradients
                     self._leaf_done(nid, label, node.variable, args[1][0])
             log.emit(_HOOK, nid, label, pre if len(args) == 1 else post)
@@ -401,32 +401,17 @@ class GraphWatcher:
     def _on_leaf_backward(
         self, nid: int, name: str, leaf: weakref.ref, grad_outputs: tuple
     ) -> None:
-        """A leaf's pre-hook: the norm of the arriving gradient, then its ``backward``."""
+        """A leaf's pre-hook (or the user's pre-hook on its node, whichever fires first in a
+        backward call): the norm of the arriving gradient, then its ``backward``."""
+        task = _graph_task_id()
+        started = self._arriving.get(nid)
+        if started is not None and started[0] == task:
+            return
         variable = leaf()
         empty = variable is not None and variable.grad is None
-        task = _graph_task_id()
         self._arriving[nid] = (task, self._arriving_norm(grad_outputs[0], empty), empty)
         self._log.emit(_BACKWARD, nid, name, _LEAF_STARTED, task)
         self._started(nid, task)
-
-    def _start_leaf_once(self, nid: int, name: str, leaf: weakref.ref, grad_outputs: tuple) -> None:
-        """Log leaf ``nid``'s start now, unless it was logged in this backward call already."""
-        if nid not in self._leaf_prehooked:
-            arriving = self._arriving.get(nid)
-            if arriving is None or arriving[0] != _graph_task_id():
-                self._on_leaf_backward(nid, name, leaf, grad_outputs)
-
-    def _log_arrived(
-        self, nid: int, name: str, leaf: torch.Tensor | None, grad: torch.Tensor | None, task: int
-    ) -> None:
-        """Log the gradient ``grad`` that arrived at a leaf, after it was accumulated."""
-        held = leaf.grad if leaf is not None else None
-        if held is not None and grad is not None and _same_data(held, grad):
-            arrived = accumulated = norm(grad)  # .grad was None: it became the gradient itself
-        else:
-            arrived, accumulated = self._arriving_norm(grad, False), norm(held)
-        details = {"target": "leaf", "norm": arrived, "accumulated_norm": accumulated}
-        self._log.emit(_GRAD, nid, name, details, task)
 
     def _arriving_norm(self, grad: torch.Tensor | None, empty: bool) -> Any:
         """The norm of a gradient arriving at a leaf: a :class:`LateNorm` where it will be
@@ -471,23 +456,20 @@ class GraphWatcher:
         if self._leaf_logged.get(nid) == task:
             return
         self._leaf_logged[nid] = task
-        if not self._log_leaf_grad(nid, leaf, task):  # its start was not logged: now
+        held = leaf.grad if leaf is not None else None
+        started = self._arriving.pop(nid, None)
+        if started is not None and started[0] == task:  # a pre-hook noted the arriving norm
+            _, arrived, was_empty = started
+            accumulated = arrived if was_empty else norm(held)
+        else:  # nothing logged its start: it starts and ends now
             self._log.emit(_BACKWARD, nid, name, _LEAF_STARTED, task)
             self._started(nid, task)
-            self._log_arrived(nid, name, leaf, grad, task)
-
-    def _log_leaf_grad(self, nid: int, leaf: torch.Tensor | None, task: int) -> bool:
-        """Log the gradient that just arrived at a leaf whose start was logged in backward
-        call ``task``, with what ``.grad`` holds now (the arriving gradient itself, where
-        ``.grad`` was None before it); False if its start was not logged."""
-        arriving = self._arriving.pop(nid, None)
-        if arriving is None or arriving[0] != task:
-            return False
-        _, arrived, was_empty = arriving
-        held = arrived if was_empty else norm(leaf.grad if leaf is not None else None)
-        details = {"target": "leaf", "norm": arrived, "accumulated_norm": held}
-        self._log.emit(_GRAD, nid, self._names[nid], details, task)
-        return True
+            if held is not None and grad is not None and _same_data(held, grad):
+                arrived = accumulated = norm(grad)  # .grad was None: it became the gradient
+            else:
+                arrived, accumulated = self._arriving_norm(grad, False), norm(held)
+        details = {"target": "leaf", "norm": arrived, "accumulated_norm": accumulated}
+        self._log.emit(_GRAD, nid, name, details, task)
 
     def _on_leaf_grad(
         self,
