@@ -81,6 +81,7 @@ class ModuleTracker:
         # the modules in named_modules' order (each once, where it is first met), walked
         # with a stack: its nested generators cost more than the naming itself
         seen: set[int] = set()
+        named: list[tuple[torch.Tensor, str]] = []  # named in one call, in this order
         todo = [(prefix, module)]
         while todo:
             qualname, sub = todo.pop()
@@ -88,15 +89,15 @@ class ModuleTracker:
             if key in seen:
                 continue
             seen.add(key)
-            if key not in paths:
-                paths[key] = qualname or type(sub).__name__
-            dot = f"{qualname}." if qualname else ""
+            paths.setdefault(key, qualname or type(sub).__name__)
+            dot = qualname + "." if qualname else ""
             params = sub._parameters
             if params:
-                names.setdefaults([(p, dot + n) for n, p in params.items() if p is not None])
+                named += [(p, dot + n) for n, p in params.items() if p is not None]
             children = sub._modules
             if children:
                 todo += reversed([(dot + n, c) for n, c in children.items() if c is not None])
+        names.setdefaults(named)
 
 
 def _outermost_call(call: FrameType, stop: FrameType | None) -> FrameType:

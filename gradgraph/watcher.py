@@ -277,9 +277,14 @@ class GraphWatcher:
             if tag is not None and tag[0] == serial:
                 continue  # adopted, or found already in this walk
             metadata[_METADATA_KEY] = found_tag
-            # the input nodes, without the Nones of inputs that need no gradient (a node is
-            # always true); map and filter spare a Python frame per node
-            children = tuple(filter(None, map(_first, node.next_functions)))
+            # the input nodes (a leaf's has none: not asked), without the Nones of inputs
+            # that need no gradient (a node is always true); map and filter spare a Python
+            # frame per node
+            children = (
+                ()
+                if type(node) is _AccumulateGrad
+                else tuple(filter(None, map(_first, node.next_functions)))
+            )
             push((node, children))
             for child in children[::-1]:  # pushed one by one: extending the list by an
                 push((child, None))  # iterator reallocates it (measured: 15 us a recording)
