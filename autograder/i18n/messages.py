@@ -113,15 +113,23 @@ class Messages:
     def lookup(self, text: str) -> str | None:
         """The translation of ``text``, or ``None`` when no entry matches it.
 
-        An exact entry wins; otherwise the template with the most literal text that matches,
-        each of its fields holding the translation of what it held, if there is one (a name
-        such as "a leaf" inside "snapshot of a leaf").
+        An exact entry wins: a text with no fields, or a template asked for as it is written
+        (a format string from the code, whose translation is a format string too, its
+        doubled braces kept). Otherwise the template with the most literal text that
+        matches, each of its fields holding the translation of what it held, if there is
+        one (a name such as "a leaf" inside "snapshot of a leaf").
 
-        >>> Messages({"snapshot of {_name}": "{_name}의 스냅숏", "a leaf": "리프 텐서"}).lookup(
-        ...     "snapshot of a leaf")
+        >>> messages = Messages({"snapshot of {_name}": "{_name}의 스냅숏", "a leaf": "리프 텐서"})
+        >>> messages.lookup("snapshot of a leaf")
         '리프 텐서의 스냅숏'
+        >>> messages.lookup("snapshot of {_name}")
+        '{_name}의 스냅숏'
+        >>> Messages({'{n}: e.g. {{"A"}}': '{n}: 예: {{"A"}}'}).lookup('{n}: e.g. {{"A"}}')
+        '{n}: 예: {{"A"}}'
         """
         found = self._exact.get(text)
+        if found is None:
+            found = self._templates.get(text)
         if found is not None:
             return found
         for english, pattern in self._patterns:
