@@ -98,8 +98,9 @@ def _hangul_file(bold: bool) -> str | None:
     """The file of the first Korean face installed, in the weight nearest the one asked for,
     or ``None`` (with a warning, once)."""
     wanted = 700 if bold else 400
+    entries = _korean_entries()
     for face in HANGUL_FACES:
-        files = [entry for entry in font_manager.fontManager.ttflist if entry.name == face]
+        files = [entry for entry in entries if entry.name == face]
         if files:
             return min(files, key=lambda entry: abs(_weight(entry.weight) - wanted)).fname
     warnings.warn(
@@ -109,6 +110,30 @@ def _hangul_file(bold: bool) -> str | None:
         stacklevel=2,
     )
     return None
+
+
+@functools.cache
+def _korean_entries() -> list[font_manager.FontEntry]:
+    """matplotlib's entries of the Korean faces installed.
+
+    matplotlib keeps its list of the system's fonts in a cache file, built the first time
+    it ran: a font installed since (``apt-get install fonts-nanum`` after a first plot) is
+    not in it until the cache is rebuilt. Where the list has no Korean face, the system's
+    font files that it lacks are added to it (for this process; the cache file is left as
+    it is), so that such a font is found all the same.
+    """
+    manager = font_manager.fontManager
+    entries = [entry for entry in manager.ttflist if entry.name in HANGUL_FACES]
+    if entries:
+        return entries
+    listed = {entry.fname for entry in manager.ttflist}
+    for path in font_manager.findSystemFonts():
+        if path not in listed:
+            try:
+                manager.addfont(path)
+            except (OSError, RuntimeError, ValueError):  # a file FreeType cannot read
+                continue
+    return [entry for entry in manager.ttflist if entry.name in HANGUL_FACES]
 
 
 def _weight(weight: int | str) -> int:

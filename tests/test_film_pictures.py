@@ -17,6 +17,7 @@ import json
 import linecache
 import os
 import shutil
+import warnings
 from collections.abc import Iterator
 
 import numpy as np
@@ -194,3 +195,34 @@ def test_key_frames_are_kept_as_pngs(course_films):
                     path = ARTIFACTS / f"{unit}-{k}-{name}-{engine}.png"
                     path.write_bytes(to_png(film.picture(step)))
                     assert path.stat().st_size > 1000
+
+
+def test_a_korean_face_missing_from_matplotlibs_cached_font_list_is_found_all_the_same(
+    monkeypatch,
+):
+    """matplotlib lists the system's fonts once, in a cache file: a Korean font installed
+    after that (fonts-nanum after a first plot) must still draw Hangul, not boxes."""
+    from matplotlib import font_manager
+
+    from gradgraph import fonts
+
+    caches = (fonts._korean_entries, fonts._hangul_file, fonts.font, fonts.text_width)
+    for cache in caches:
+        cache.cache_clear()
+    monkeypatch.setattr(font_manager.fontManager, "ttflist", list(font_manager.fontManager.ttflist))
+    try:
+        if not fonts._korean_entries():
+            pytest.skip("no Korean face is installed (the README: apt-get install fonts-nanum)")
+        stale = [e for e in font_manager.fontManager.ttflist if e.name not in fonts.HANGUL_FACES]
+        font_manager.fontManager.ttflist = stale  # as the cache was before the install
+        for cache in caches:
+            cache.cache_clear()
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # no "no Korean font is installed"
+            regular, bold = fonts._hangul_file(False), fonts._hangul_file(True)
+            width = fonts.text_width("역전파", 13)
+        assert regular is not None and bold is not None and regular != bold
+        assert width != 3 * 13  # measured in the Korean face, not one em a syllable
+    finally:
+        for cache in caches:
+            cache.cache_clear()
