@@ -48,6 +48,8 @@ REFUSED_EVENTS = frozenset(
 )
 _FRAME_ATTRIBUTES = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame"})
 _FUNCTION_INTERNALS = frozenset({"__code__", "__defaults__", "__kwdefaults__", "__globals__"})
+
+
 def _frame_readers() -> frozenset[Any]:
     """Library functions allowed to call ``sys._getframe``: each returns a name or a line,
     never a frame, so a learner calling them learns nothing about the grader."""

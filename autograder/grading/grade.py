@@ -60,6 +60,7 @@ from autograder.reporting.nbgrader_records import UnitNotebooks, nbgrader_record
 
 __all__ = ["GradingError", "grade"]
 
+
 class GradingError(RuntimeError):
     """The class cannot be graded at all (a broken solution, no sandbox, unreadable input)."""
 

@@ -98,8 +98,13 @@ def _settle_optimizers() -> None:
     import torch
 
     parameter = torch.nn.Parameter(torch.zeros(1))
-    for kind in _classes([module for name, module in sys.modules.items()
-                          if module is not None and name.startswith("torch.optim")]):
+    for kind in _classes(
+        [
+            module
+            for name, module in sys.modules.items()
+            if module is not None and name.startswith("torch.optim")
+        ]
+    ):
         if issubclass(kind, torch.optim.Optimizer) and kind is not torch.optim.Optimizer:
             with contextlib.suppress(Exception):  # some need arguments; they stay unwrapped
                 kind([parameter])
@@ -153,8 +158,9 @@ def take_snapshot() -> Callable[[], list[str]]:
     graveyard: list[Any] = []  # what is put back stays alive: no finalizer runs mid-restore
     set_class_attribute, del_class_attribute = type.__setattr__, type.__delattr__
 
-    def put_back_namespace(label: str, current: dict[str, Any], saved: dict[str, Any], *,
-                           strict: bool) -> list[str]:
+    def put_back_namespace(
+        label: str, current: dict[str, Any], saved: dict[str, Any], *, strict: bool
+    ) -> list[str]:
         changed = []
         for key, value in saved.items():
             if current.get(key, _MISSING) is not value:

@@ -213,9 +213,7 @@ def _collect_student(folder: Path, units: Collection[str]) -> list[Submission]:
         if is_notebook(entry.name) and not entry.is_dir()
     }
     ignored = [
-        entry.name
-        for entry in entries
-        if entry.name not in folders and not is_notebook(entry.name)
+        entry.name for entry in entries if entry.name not in folders and not is_notebook(entry.name)
     ]
     rows = []
     for name in sorted(folders.keys() | loose.keys()):

@@ -92,9 +92,7 @@ def check_cell(outcome: CellOutcome, reference: Reference) -> list[str]:
     """The failure messages of one test cell; empty when it passes."""
     failures = list(outcome.voided)
     for number, record in enumerate(outcome.records):
-        if number >= len(reference.records) or _place(record) != _place(
-            reference.records[number]
-        ):
+        if number >= len(reference.records) or _place(record) != _place(reference.records[number]):
             failures.append(
                 _(
                     "check {number} of the test is not the one the solution's run made there: "

@@ -85,9 +85,7 @@ def is_notebook(name: str) -> bool:
 def problem_row(student: str, unit: str, problem: str, notes: Iterable[str] = ()) -> Submission:
     """A row that cannot be graded; names unsafe in a path are replaced by a stable stand-in
     (the problem quotes the real name)."""
-    return Submission(
-        stand_in(student), stand_in(unit), None, problem=problem, notes=tuple(notes)
-    )
+    return Submission(stand_in(student), stand_in(unit), None, problem=problem, notes=tuple(notes))
 
 
 def stand_in(name: str) -> str:
