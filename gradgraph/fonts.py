@@ -125,20 +125,18 @@ def _korean_entries() -> list[font_manager.FontEntry]:
     taken as it is.
     """
     manager = font_manager.fontManager
-    entries = [entry for entry in manager.ttflist if entry.name in HANGUL_FACES]
-    if entries:
-        return entries
-    listed = {entry.fname for entry in manager.ttflist}
-    try:
-        paths = font_manager.findSystemFonts()
-    except Exception:  # noqa: BLE001 (it may run fc-list: a sandbox refuses subprocesses)
-        paths = []
-    for path in paths:
-        if path not in listed:
-            try:
-                manager.addfont(path)
-            except (OSError, RuntimeError, ValueError):  # a file FreeType cannot read
-                continue
+    if not any(entry.name in HANGUL_FACES for entry in manager.ttflist):
+        listed = {entry.fname for entry in manager.ttflist}
+        try:
+            paths = font_manager.findSystemFonts()
+        except Exception:  # noqa: BLE001 (it may run fc-list: a sandbox refuses subprocesses)
+            paths = []
+        for path in paths:
+            if path not in listed:
+                try:
+                    manager.addfont(path)
+                except (OSError, RuntimeError, ValueError):  # a file FreeType cannot read
+                    continue
     return [entry for entry in manager.ttflist if entry.name in HANGUL_FACES]
 
 

@@ -197,57 +197,58 @@ def test_key_frames_are_kept_as_pngs(course_films):
                     assert path.stat().st_size > 1000
 
 
+@pytest.fixture
+def font_lookups():
+    """gradgraph.fonts with its cached lookups cleared, before the test and after it."""
+    from gradgraph import fonts
+
+    caches = (fonts._korean_entries, fonts._hangul_file, fonts.font, fonts.text_width)
+    for cache in caches:
+        cache.cache_clear()
+    yield fonts
+    for cache in caches:
+        cache.cache_clear()
+
+
 def test_a_korean_face_missing_from_matplotlibs_cached_font_list_is_found_all_the_same(
-    monkeypatch,
+    monkeypatch, font_lookups
 ):
     """matplotlib lists the system's fonts once, in a cache file: a Korean font installed
     after that (fonts-nanum after a first plot) must still draw Hangul, not boxes."""
     from matplotlib import font_manager
 
-    from gradgraph import fonts
-
-    caches = (fonts._korean_entries, fonts._hangul_file, fonts.font, fonts.text_width)
-    for cache in caches:
-        cache.cache_clear()
-    monkeypatch.setattr(font_manager.fontManager, "ttflist", list(font_manager.fontManager.ttflist))
-    try:
-        if not fonts._korean_entries():
-            pytest.skip("no Korean face is installed (the README: apt-get install fonts-nanum)")
-        stale = [e for e in font_manager.fontManager.ttflist if e.name not in fonts.HANGUL_FACES]
-        font_manager.fontManager.ttflist = stale  # as the cache was before the install
-        for cache in caches:
-            cache.cache_clear()
-        with warnings.catch_warnings():
-            warnings.simplefilter("error")  # no "no Korean font is installed"
-            regular, bold = fonts._hangul_file(False), fonts._hangul_file(True)
-            width = fonts.text_width("역전파", 13)
-        assert regular is not None and bold is not None and regular != bold
-        assert width != 3 * 13  # measured in the Korean face, not one em a syllable
-    finally:
-        for cache in caches:
-            cache.cache_clear()
+    fonts = font_lookups
+    installed = {
+        font_manager.ttfFontProperty(font_manager.get_font(path)).name
+        for path in font_manager.findSystemFonts()
+        if path.lower().endswith((".ttf", ".otf"))
+    }
+    if not installed & set(fonts.HANGUL_FACES):
+        pytest.skip("no Korean face is installed (the README: apt-get install fonts-nanum)")
+    stale = [e for e in font_manager.fontManager.ttflist if e.name not in fonts.HANGUL_FACES]
+    monkeypatch.setattr(font_manager.fontManager, "ttflist", stale)  # as before the install
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no "no Korean font is installed"
+        regular, bold = fonts._hangul_file(False), fonts._hangul_file(True)
+        width = fonts.text_width("역전파", 13)
+    assert regular is not None and bold is not None and regular != bold
+    assert width != 3 * 13  # measured in the Korean face, not one em a syllable
 
 
-def test_where_the_systems_fonts_cannot_be_listed_hangul_is_measured_one_em_wide(monkeypatch):
+def test_where_the_systems_fonts_cannot_be_listed_hangul_is_measured_one_em_wide(
+    monkeypatch, font_lookups
+):
     """A grading sandbox refuses the subprocess (fc-list) that lists the system's fonts: the
     film still draws, measuring Hangul one em a syllable, with the warning to install one."""
     from matplotlib import font_manager
 
-    from gradgraph import fonts
-
     def refused(*args, **kwargs):
         raise RuntimeError("the grading sandbox does not allow subprocess.Popen")
 
-    caches = (fonts._korean_entries, fonts._hangul_file, fonts.font, fonts.text_width)
+    fonts = font_lookups
     stale = [e for e in font_manager.fontManager.ttflist if e.name not in fonts.HANGUL_FACES]
     monkeypatch.setattr(font_manager.fontManager, "ttflist", stale)
     monkeypatch.setattr(font_manager, "findSystemFonts", refused)
-    for cache in caches:
-        cache.cache_clear()
-    try:
-        with pytest.warns(UserWarning, match="no Korean font is installed"):
-            width = fonts.text_width("역전파", 13)
-        assert width == 3 * 13
-    finally:
-        for cache in caches:
-            cache.cache_clear()
+    with pytest.warns(UserWarning, match="no Korean font is installed"):
+        width = fonts.text_width("역전파", 13)
+    assert width == 3 * 13
