@@ -19,7 +19,7 @@ import nbformat
 
 from autograder.authoring.plain_nbgrader import autograde
 from autograder.grading.grade import grade
-from tests.conftest import LAYOUT, ROOT, UNITS, solved_learner_notebook, wrong_answer_rounds
+from tests.conftest import LAYOUT, ROOT, UNITS, answer_rounds, solved_learner_notebook
 
 TARGET_RATIO = 1.8
 MIN_NOTEBOOKS = 40
@@ -34,7 +34,7 @@ def class_notebooks() -> dict[str, dict[str, nbformat.NotebookNode]]:
             "solved": solved_learner_notebook(unit),
             "blank": nbformat.read(LAYOUT.learner_notebook(unit), as_version=4),
         }
-        for number, round_ in enumerate(wrong_answer_rounds(unit), start=1):
+        for number, round_ in enumerate(answer_rounds(unit, "wrong"), start=1):
             answers = {cell: wrong.code for cell, wrong in round_.items()}
             learners[f"wrong-{number}"] = solved_learner_notebook(unit, answers)
         notebooks[unit] = learners

@@ -23,8 +23,9 @@ _MARKERS = {"### BEGIN SOLUTION", "### END SOLUTION"}
 
 
 @dataclass(frozen=True)
-class WrongAnswer:
-    """A plausible wrong answer kept as test data: it must lose exactly the points in `loses`."""
+class KeptAnswer:
+    """An answer kept as test data: a plausible wrong one must lose exactly the points in
+    ``loses``; an alternative right one (``loses`` empty) must keep full marks."""
 
     unit: str
     number: int
@@ -34,42 +35,56 @@ class WrongAnswer:
     loses: tuple[str, ...]
 
 
+ANSWER_KINDS = ("wrong", "right")
+
+
 @functools.cache
-def wrong_answers(unit: str) -> tuple[WrongAnswer, ...]:
-    path = ROOT / "tests" / "wrong_answers" / f"{unit}.toml"
-    entries = tomllib.loads(path.read_text(encoding="utf-8"))["wrong"] if path.exists() else []
-    return tuple(
-        WrongAnswer(
-            unit=unit,
-            number=number,
-            cell=entry["cell"],
-            code=entry["code"].strip("\n"),
-            why=entry["why"],
-            loses=tuple(entry.get("loses", [f"{entry['cell']}_test"])),
+def kept_answers(unit: str, kind: str) -> tuple[KeptAnswer, ...]:
+    """The unit's ``[[wrong]]`` entries in tests/wrong_answers/ or ``[[right]]`` entries in
+    tests/right_answers/, in file order. A wrong answer loses ``<cell>_test`` unless it names
+    its ``loses``; a right answer loses nothing, and may not say otherwise."""
+    if kind not in ANSWER_KINDS:
+        raise ValueError(f"kind must be one of {ANSWER_KINDS}, not {kind!r}")
+    path = ROOT / "tests" / f"{kind}_answers" / f"{unit}.toml"
+    entries = tomllib.loads(path.read_text(encoding="utf-8")).get(kind, []) if path.exists() else []
+    answers = []
+    for number, entry in enumerate(entries, start=1):
+        if kind == "right" and "loses" in entry:
+            raise ValueError(f"{path}: right answer {number} ({entry['cell']}) names `loses`")
+        default = [f"{entry['cell']}_test"] if kind == "wrong" else []
+        answers.append(
+            KeptAnswer(
+                unit=unit,
+                number=number,
+                cell=entry["cell"],
+                code=entry["code"].strip("\n"),
+                why=entry["why"],
+                loses=tuple(entry.get("loses", default)),
+            )
         )
-        for number, entry in enumerate(entries, start=1)
-    )
+    return tuple(answers)
 
 
 @functools.cache
-def wrong_answer_rounds(unit: str) -> tuple[dict[str, WrongAnswer], ...]:
-    """The unit's wrong answers packed into as few submissions as possible: each round puts at
-    most one wrong answer into each answer cell. Items are independent, so a round must lose
-    exactly the items its wrong answers name; it costs one notebook instead of one per answer.
+def answer_rounds(unit: str, kind: str) -> tuple[dict[str, KeptAnswer], ...]:
+    """The unit's kept answers of one kind packed into as few submissions as possible: each
+    round puts at most one of them into each answer cell. Items are independent, so a round of
+    wrong answers must lose exactly the items they name, and a round of right ones nothing; it
+    costs one notebook instead of one per answer.
     """
-    rounds: list[dict[str, WrongAnswer]] = []
-    for wrong in wrong_answers(unit):
-        free = next((r for r in rounds if wrong.cell not in r), None)
+    rounds: list[dict[str, KeptAnswer]] = []
+    for answer in kept_answers(unit, kind):
+        free = next((r for r in rounds if answer.cell not in r), None)
         if free is None:
             free = {}
             rounds.append(free)
-        free[wrong.cell] = wrong
+        free[answer.cell] = answer
     return tuple(rounds)
 
 
-def round_learner(number: int) -> str:
-    """The learner id of the submission that holds wrong-answer round ``number`` (from 1)."""
-    return f"wrong-round-{number}"
+def round_learner(number: int, kind: str = "wrong") -> str:
+    """The learner id of the submission that holds round ``number`` (from 1) of ``kind``."""
+    return f"{kind}-round-{number}"
 
 
 def solved_learner_notebook(unit: str, replace: dict[str, str] | None = None, language: str = "en"):
@@ -117,11 +132,14 @@ def _variants(unit: str) -> dict[str, object]:
         "learner": LAYOUT.learner_notebook(unit),
         "learner-solved": solved_learner_notebook(unit),
     }
-    for number, round_ in enumerate(wrong_answer_rounds(unit), start=1):
-        replacements = {cell: wrong.code for cell, wrong in round_.items()}
-        variants[round_learner(number)] = solved_learner_notebook(unit, replacements)
-        if number == 1:
-            variants[f"ko-{round_learner(1)}"] = solved_learner_notebook(unit, replacements, "ko")
+    for kind in ANSWER_KINDS:
+        for number, round_ in enumerate(answer_rounds(unit, kind), start=1):
+            replacements = {cell: answer.code for cell, answer in round_.items()}
+            variants[round_learner(number, kind)] = solved_learner_notebook(unit, replacements)
+            if (kind, number) == ("wrong", 1):
+                variants[f"ko-{round_learner(1)}"] = solved_learner_notebook(
+                    unit, replacements, "ko"
+                )
     variants["ko-learner-solved"] = solved_learner_notebook(unit, language="ko")
     return variants
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import nbformat
 
-from tests.conftest import LAYOUT, solved_learner_notebook, wrong_answer_rounds
+from tests.conftest import LAYOUT, answer_rounds, solved_learner_notebook
 
 UNIT = "01_leaf_tensors"
 
@@ -43,7 +43,7 @@ _WRONG_CELLS = ("intermediate_grads", "sgd_step", "snapshot", "classify")
 
 
 def _wrong():
-    round_ = wrong_answer_rounds(UNIT)[0]
+    round_ = answer_rounds(UNIT, "wrong")[0]
     return solved_learner_notebook(UNIT, {cell: round_[cell].code for cell in _WRONG_CELLS})
 
 
@@ -58,7 +58,7 @@ def _points() -> dict[str, float]:
 
 FULL = sum(_points().values())
 WRONG = FULL - sum(
-    _points()[item] for cell in _WRONG_CELLS for item in wrong_answer_rounds(UNIT)[0][cell].loses
+    _points()[item] for cell in _WRONG_CELLS for item in answer_rounds(UNIT, "wrong")[0][cell].loses
 )
 
 

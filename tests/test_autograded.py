@@ -19,7 +19,7 @@ import pytest
 from nbgrader.api import Gradebook
 
 from autograder.grading.grade import grade
-from tests.conftest import HAS_SANDBOX, LAYOUT, ROOT, solved_learner_notebook, wrong_answer_rounds
+from tests.conftest import HAS_SANDBOX, LAYOUT, ROOT, answer_rounds, solved_learner_notebook
 
 UNIT = "04_freezing"
 LEARNERS = ("learner", "learner-solved")
@@ -30,7 +30,7 @@ def _variant(learner: str) -> nbformat.NotebookNode:
     if learner == "learner-solved":
         return solved_learner_notebook(UNIT)
     if learner == "wrong":
-        wrong = next(iter(wrong_answer_rounds(UNIT)[0].values()))
+        wrong = next(iter(answer_rounds(UNIT, "wrong")[0].values()))
         return solved_learner_notebook(UNIT, {wrong.cell: wrong.code})
     return nbformat.read(LAYOUT.learner_notebook(UNIT), as_version=4)
 

@@ -23,7 +23,7 @@ from nbgrader.api import Gradebook
 
 from autograder.grading.grade import grade
 from autograder.grading.sandbox import system_mounts
-from tests.conftest import LAYOUT, ROOT, solved_learner_notebook, wrong_answer_rounds
+from tests.conftest import LAYOUT, ROOT, answer_rounds, solved_learner_notebook
 
 pytestmark = pytest.mark.xdist_group("exchange")
 UNIT = "05_hooks"
@@ -98,7 +98,7 @@ def _answers(learner: str) -> nbformat.NotebookNode:
     if learner == "ada":
         return solved_learner_notebook(UNIT)
     if learner == "alan":
-        wrong = next(iter(wrong_answer_rounds(UNIT)[0].values()))
+        wrong = next(iter(answer_rounds(UNIT, "wrong")[0].values()))
         return solved_learner_notebook(UNIT, {wrong.cell: wrong.code})
     return nbformat.read(LAYOUT.learner_notebook(UNIT), as_version=4)
 

@@ -1,6 +1,7 @@
 """What each unit's variants get: under plain nbgrader, full marks for the solutions and zero
 for the learner version as released; the class grader gives those exactly nbgrader's points,
-and takes from every kept wrong answer exactly its own item. A Korean notebook is graded as the
+takes from every kept wrong answer exactly its own item, and keeps full marks for every kept
+alternative right answer. A Korean notebook is graded as the
 English one by both, and each speaks Korean to its learner."""
 
 from __future__ import annotations
@@ -15,10 +16,10 @@ from tests.conftest import (
     KOREAN_VARIANTS,
     LAYOUT,
     UNITS,
+    answer_rounds,
     graded_param,
+    kept_answers,
     round_learner,
-    wrong_answer_rounds,
-    wrong_answers,
 )
 
 
@@ -68,7 +69,7 @@ def test_learner_version_scores_zero_and_only_exercises_fail(graded, unit, learn
             unit, round_learner(number), wrong, round_, id=f"{unit}-wrong-{wrong.number:02d}"
         )
         for unit in UNITS
-        for number, round_ in enumerate(wrong_answer_rounds(unit), start=1)
+        for number, round_ in enumerate(answer_rounds(unit, "wrong"), start=1)
         for wrong in round_.values()
     ],
 )
@@ -83,15 +84,33 @@ def test_wrong_answer_loses_exactly_its_item(class_graded, unit, learner, wrong,
     assert [item.grade_id for item in kept if not item.passed] == [], "another item lost points"
 
 
+@pytest.mark.parametrize(
+    ("unit", "learner", "right"),
+    [
+        graded_param(
+            unit, round_learner(number, "right"), right, id=f"{unit}-right-{right.number:02d}"
+        )
+        for unit in UNITS
+        for number, round_ in enumerate(answer_rounds(unit, "right"), start=1)
+        for right in round_.values()
+    ],
+)
+def test_right_answer_keeps_full_marks(class_graded, unit, learner, right):
+    result = class_graded(unit, learner)
+    assert result.status == "graded", result.reason
+    lost = {item.grade_id: item.failures for item in result.items if not item.passed}
+    assert lost == {}, f"{right.cell}: {right.why}"
+
+
 @pytest.mark.parametrize("unit", UNITS)
-def test_every_item_has_a_wrong_answer_that_loses_it(unit):
+def test_every_item_has_a_wrong_answer_that_loses_it_and_every_answer_a_right_one(unit):
     kinds = _graded_cells(unit)
     items = {grade_id for grade_id, kind in kinds.items() if kind == "test"}
-    covered = {item for wrong in wrong_answers(unit) for item in wrong.loses}
+    answers = {grade_id for grade_id, kind in kinds.items() if kind == "solution"}
+    covered = {item for wrong in kept_answers(unit, "wrong") for item in wrong.loses}
     assert items - covered == set()
-    assert {wrong.cell for wrong in wrong_answers(unit)} <= {
-        grade_id for grade_id, kind in kinds.items() if kind == "solution"
-    }
+    assert {wrong.cell for wrong in kept_answers(unit, "wrong")} <= answers
+    assert {right.cell for right in kept_answers(unit, "right")} == answers
 
 
 @pytest.mark.parametrize(
