@@ -23,18 +23,23 @@ from tests.conftest import LAYOUT, ROOT, UNITS, answer_rounds, solved_learner_no
 
 TARGET_RATIO = 1.8
 MIN_NOTEBOOKS = 40
+# Wrong-answer rounds per unit in the class: a class the size of a real one (about 45), however
+# many wrong answers the units keep
+WRONG_ROUNDS_PER_UNIT = 5
 
 
 def class_notebooks() -> dict[str, dict[str, nbformat.NotebookNode]]:
-    """unit -> learner -> notebook: solved, blank and each wrong-answer round, topped up with
-    solved copies until the class holds at least MIN_NOTEBOOKS notebooks."""
+    """unit -> learner -> notebook: solved, blank and the first WRONG_ROUNDS_PER_UNIT
+    wrong-answer rounds, topped up with solved copies until the class holds at least
+    MIN_NOTEBOOKS notebooks."""
     notebooks: dict[str, dict[str, nbformat.NotebookNode]] = {}
     for unit in UNITS:
         learners = {
             "solved": solved_learner_notebook(unit),
             "blank": nbformat.read(LAYOUT.learner_notebook(unit), as_version=4),
         }
-        for number, round_ in enumerate(answer_rounds(unit, "wrong"), start=1):
+        rounds = answer_rounds(unit, "wrong")[:WRONG_ROUNDS_PER_UNIT]
+        for number, round_ in enumerate(rounds, start=1):
             answers = {cell: wrong.code for cell, wrong in round_.items()}
             learners[f"wrong-{number}"] = solved_learner_notebook(unit, answers)
         notebooks[unit] = learners
