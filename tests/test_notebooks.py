@@ -1,8 +1,8 @@
 """What each unit's variants get: under plain nbgrader, full marks for the solutions and zero
 for the learner version as released; the class grader gives those exactly nbgrader's points,
 takes from every kept wrong answer exactly its own item, and keeps full marks for every kept
-alternative right answer. A Korean notebook is graded as the
-English one by both, and each speaks Korean to its learner."""
+alternative right answer. A Korean notebook is graded as the English one by both, and each
+speaks Korean to its learner."""
 
 from __future__ import annotations
 
