@@ -45,7 +45,6 @@ from __future__ import annotations
 
 import contextlib
 import html
-import sys
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -62,6 +61,7 @@ from .events import Event, EventKind
 from .modules import ModuleTracker, observe_module_hooks
 from .names import LeafNames
 from .nodehooks import observe_node_hooks
+from .source import caller_frame
 from .watcher import GraphWatcher
 
 __all__ = ["Recording", "record", "side_by_side"]
@@ -306,9 +306,9 @@ class _ForwardMode(TorchFunctionMode):
         # "__mul__" -> "mul"; the walk to the learner's line starts at the caller's frame
         if isinstance(result, torch.Tensor):
             if result.grad_fn is not None:
-                self._watcher.watch_output(result, name.strip("_"), sys._getframe(1))
+                self._watcher.watch_output(result, name.strip("_"), caller_frame(1))
         elif isinstance(result, (tuple, list)):
-            self._watcher.watch(result, name.strip("_"), caller=sys._getframe(1))
+            self._watcher.watch(result, name.strip("_"), caller=caller_frame(1))
         return result
 
     def _register_hook(self, t: torch.Tensor, hook: Callable) -> Any:
@@ -388,7 +388,7 @@ def _opening_frame() -> FrameType | None:
     """The frame whose ``with`` statement opened the block (called from :func:`record`: the
     first frame outwards outside contextlib, which may run more than one frame between,
     as ``ExitStack`` does)."""
-    frame = sys._getframe(2)
+    frame = caller_frame(2)
     while frame is not None and frame.f_globals.get("__name__") == "contextlib":
         frame = frame.f_back
     return frame

@@ -30,7 +30,6 @@ a budget of bytes held per recording.
 from __future__ import annotations
 
 import itertools
-import sys
 import threading
 import weakref
 from collections.abc import Callable, Iterable
@@ -49,7 +48,7 @@ from .names import LeafNames
 from .nodehooks import OwnHook
 from .norms import LateNorm, norm
 from .saved import packer, unpack
-from .source import SourceLine
+from .source import SourceLine, caller_frame
 
 __all__ = ["GraphWatcher"]
 
@@ -172,7 +171,7 @@ class GraphWatcher:
             if not new_nodes:
                 return
             # starting from the op's caller spares making frame objects of the recorder's
-            line, module = self._where(caller if caller is not None else sys._getframe())
+            line, module = self._where(caller if caller is not None else caller_frame(0))
             context = (line, module, during_backward, _graph_task_id())  # one task per walk
             for node, children in new_nodes:
                 if type(node) is _AccumulateGrad:
