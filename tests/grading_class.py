@@ -219,6 +219,55 @@ def classify(tensors):
             pass
     return {}
 """
+_FRAMES_THROUGH_READERS = """
+import gradgraph.source, traceback, torch._jit_internal
+def _search(frame):
+    while frame is not None:
+        for space in (frame.f_locals, frame.f_globals):
+            if "_expected" in space:
+                return space["_expected"]
+        frame = frame.f_back
+    raise LookupError("not found")
+def _through_traceback():  # a library stack reader hands each frame to traceback.walk_stack
+    caught, keep = [], traceback.walk_stack
+    traceback.walk_stack = lambda frame: (caught.append(frame), iter(()))[1]
+    try:
+        traceback.extract_stack()
+    finally:
+        traceback.walk_stack = keep
+    return _search(caught[0])
+def _through_gradgraph():  # the recorder's line finder hands its frame on
+    caught, keep = [], gradgraph.source.source_line_from
+    gradgraph.source.source_line_from = caught.append
+    try:
+        gradgraph.source.user_source_line()
+    finally:
+        gradgraph.source.source_line_from = keep
+    return _search(caught[0])
+def _through_torchscript():  # TorchScript resolves names in a caller's frame
+    for up in range(1, 8):
+        found = torch._jit_internal.createResolutionCallbackFromFrame(up)("_expected")
+        if found is not None:
+            return found
+    raise LookupError("not found")
+def classify(tensors):
+    for reach in (_through_traceback, _through_gradgraph, _through_torchscript):
+        try:
+            return dict(reach())
+        except Exception:
+            pass
+    return {name: {"w": "trainable", "h": "intermediate"}.get(name, "constant") for name in tensors}
+"""
+# An honest learner who looks at the film and asks anomaly mode for help in an answer cell.
+_RECORDER_AND_ANOMALY = """
+import gradgraph
+_x = torch.ones(3, requires_grad=True)
+with gradgraph.record(names={"x": _x}) as _recording:
+    with torch.autograd.detect_anomaly():
+        (_x * 2).exp().sum().backward()
+print(_recording)
+_recording.close()
+"""
 _FORGE_CHANNEL = """
 import json, os
 for index in range(100):
@@ -405,6 +454,7 @@ REVIEWED = (
     "attack-thread",
     "attack-tamper-when-called",
     "attack-rewrite-records",
+    "attack-frames-through-readers",
 )
 
 
@@ -490,11 +540,21 @@ def build_class(folder: Path, *, out: Path) -> dict[str, Expected]:
     for at in range(len(scratch.cells), 0, -4):
         scratch.cells.insert(at, nbformat.v4.new_code_cell(_SCRATCH_RANDOM))
     add("honest-scratch-random", scratch, Expected(FULL))
-    add(
-        "attack-frames",
-        _with_answer(_solved(), "classify", _FRAMES),
-        Expected(FULL - points["classify_test"]),
+    for student, code in [
+        ("attack-frames", _FRAMES),
+        ("attack-frames-through-readers", _FRAMES_THROUGH_READERS),
+    ]:
+        add(
+            student,
+            _with_answer(_solved(), "classify", code),
+            Expected(FULL - points["classify_test"]),
+        )
+    solved = _solved()
+    answer = next(
+        c for c in solved.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "classify"
     )
+    looking = _with_answer(solved, "classify", _RECORDER_AND_ANOMALY + answer.source)
+    add("honest-recorder-and-anomaly", looking, Expected(FULL))
     shadow = add("attack-shadow-modules", _blank(), Expected(0, note="ignored"))
     (shadow.parent / "torch.py").write_text("allclose = lambda *a, **k: True\n")
     (shadow.parent / "autograder").mkdir()

@@ -4,8 +4,14 @@ what could reach past the rest of the guard, for as long as the child lives.
 Refused: frames (``sys._getframe`` and the frame attributes of tracebacks, generators and
 coroutines), the garbage collector's object lists, ctypes, new audit hooks, tracing and
 profiling, signals to other processes, subprocesses, and patching the code, defaults or
-globals of a library function. A few library functions may read a frame because they return
-only a name or a line, and torch's own code may use ``inspect.currentframe``.
+globals of a library function. A few library functions may read a frame: each returns only
+a name or plain data, and hands the frame to nothing a notebook could replace (a copy of one
+made with the notebook's own globals or defaults hands out nothing either). The standard
+library's stack readers are not among them (they pass each frame to replaceable functions):
+the worker puts :mod:`autograder.grading.stack`'s in their place. Nor is code that reads a
+frame through ``inspect.currentframe`` (torch's TorchScript name resolution gives a notebook
+the names in any caller's frame): the worker loads what torch builds with it before the hook
+is armed.
 
 Example::
 
@@ -15,8 +21,6 @@ Example::
 
 from __future__ import annotations
 
-import inspect
-import os
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -51,17 +55,17 @@ _FUNCTION_INTERNALS = frozenset({"__code__", "__defaults__", "__kwdefaults__", "
 
 
 def _frame_readers() -> frozenset[Any]:
-    """Library functions allowed to call ``sys._getframe``: each returns a name or a line,
-    never a frame, so a learner calling them learns nothing about the grader."""
+    """Library functions allowed to call ``sys._getframe``: each returns a name or plain data
+    read off the frames, never a frame, and calls nothing with one, so a learner calling them
+    learns nothing about the grader."""
     import collections
     import enum
-    import traceback
     import typing
 
     import torch.library
     import typing_extensions
 
-    import gradgraph.source
+    from autograder.grading.stack import stack_entries
 
     functions = [
         getattr(typing, "_caller", None),
@@ -69,11 +73,8 @@ def _frame_readers() -> frozenset[Any]:
         getattr(typing_extensions, "_has_generic_or_protocol_as_origin", None),
         collections.namedtuple,
         getattr(enum.EnumType, "_create_", None),
-        traceback.format_stack,
-        traceback.extract_stack,
-        traceback.print_stack,
         torch.library.Library.__init__,
-        gradgraph.source.user_source_line,
+        stack_entries,
     ]
     return frozenset(function.__code__ for function in functions if function is not None)
 
@@ -81,26 +82,17 @@ def _frame_readers() -> frozenset[Any]:
 def install_audit_hook() -> Callable[[], None]:
     """Install the hook that refuses escapes once armed; returns the function that arms it
     (for good: nothing disarms it)."""
-    import torch
-
     state = {"armed": False, "inside": False}
     readers = _frame_readers()
     get_frame = sys._getframe
-    # torch.func reads its own caller's frame through inspect.currentframe; a frame handed to
-    # torch's own code never reaches the notebook.
-    current_frame = inspect.currentframe.__code__
-    torch_folder = os.path.dirname(torch.__file__) + os.sep
     refused, frames, internals = REFUSED_EVENTS, _FRAME_ATTRIBUTES, _FUNCTION_INTERNALS
     protected, getattr_, str_ = PROTECTED, getattr, str
 
-    def caller() -> tuple[Any, str]:
-        """The code that asked for a frame, and, when that is ``inspect.currentframe``, the
-        file of the function that called it."""
+    def caller() -> Any:
+        """The code that asked for a frame."""
         state["inside"] = True
         try:
-            code = get_frame(2).f_code
-            outer = get_frame(3).f_code.co_filename if code is current_frame else ""
-            return code, outer
+            return get_frame(2).f_code
         finally:
             state["inside"] = False
 
@@ -108,8 +100,8 @@ def install_audit_hook() -> Callable[[], None]:
         if not state["armed"] or state["inside"]:
             return
         if event == "sys._getframe":
-            code, outer = caller()
-            if code in readers or (outer.startswith(torch_folder) and code is current_frame):
+            code = caller()
+            if code in readers:
                 return
             raise RuntimeError(
                 f"the grading sandbox does not allow sys._getframe (called by {code.co_name})"

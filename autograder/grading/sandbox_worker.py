@@ -60,6 +60,7 @@ _SEALED = (
     "autograder.grading.channel",
     "autograder.grading.guard",
     "autograder.grading.runner",
+    "autograder.grading.stack",
 )
 
 
@@ -109,6 +110,9 @@ def _place_files(folder: str, files: object) -> None:
 def _preload() -> None:
     import matplotlib.pyplot  # noqa: F401  (imported once here, not per submission)
     import torch
+
+    # forward AD and torch.func import it on first use, and TorchScript reads frames to build it
+    import torch._decomp.decompositions_for_jvp  # noqa: F401
     import torch._dynamo  # noqa: F401  (optimizers import it lazily, reading frames)
     import torch.optim  # noqa: F401
 
@@ -116,8 +120,12 @@ def _preload() -> None:
     import autograder.checks.live  # noqa: F401
     import autograder.grading.runner  # noqa: F401
     import gradgraph  # noqa: F401
+    import gradgraph.player  # noqa: F401  (ipywidgets reads frames as it sets up its classes)
+    from autograder.grading import stack
     from autograder.grading.guard import seal
     from autograder.i18n import load_catalogs
+
+    stack.install()  # traceback's stack readers hand frames to replaceable functions
 
     load_catalogs()  # a translated notebook's checks speak its language (autograder.i18n)
 
