@@ -11,7 +11,8 @@ library's stack readers are not among them (they pass each frame to replaceable 
 the worker puts :mod:`autograder.grading.stack`'s in their place. Nor is code that reads a
 frame through ``inspect.currentframe`` (torch's TorchScript name resolution gives a notebook
 the names in any caller's frame): the worker loads what torch builds with it before the hook
-is armed.
+is armed. What hands over frames without an audit event (signal handlers, TorchDynamo's frame
+callbacks) is withdrawn by :func:`autograder.grading.guard.withdraw_frame_givers`.
 
 Example::
 

@@ -35,7 +35,7 @@ from typing import Any
 
 from autograder.grading.audit import PROTECTED
 
-__all__ = ["seal", "take_snapshot"]
+__all__ = ["seal", "take_snapshot", "withdraw_frame_givers"]
 
 # The standard-library modules the worker's channel and runner use.
 _STDLIB = ("json", "json.encoder", "json.decoder", "os", "io", "struct", "pickle", "codecs")
@@ -58,6 +58,76 @@ def seal(module: types.ModuleType) -> None:
             copy.__dict__.update(value.__dict__)
             private[name] = copy
     namespace.update({key: value for key, value in private.items() if value is not namespace[key]})
+
+
+def withdraw_frame_givers() -> list[str]:
+    """Put a function that refuses in place of each library function that would hand a
+    notebook a running frame where the audit hook cannot see it, in every namespace that holds
+    it (found through the garbage collector, before any learner code runs); return their names.
+
+    A signal handler is called with the frame that was running (``signal.signal``), TorchDynamo
+    calls back with each frame about to run (``set_eval_frame`` and its kin), and
+    ``_imp.create_builtin`` would make a fresh ``_signal`` module with its ``signal``.
+
+    Example (in a child process of its own: what it withdraws stays withdrawn)::
+
+        >>> import subprocess, sys
+        >>> code = ("import signal; from autograder.grading.guard import withdraw_frame_givers;"
+        ...         "withdraw_frame_givers(); signal.signal(signal.SIGUSR1, print)")
+        >>> run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+        >>> "does not allow signal.signal" in run.stderr
+        True
+    """
+    import _imp
+    import _signal
+    import gc
+    import importlib
+    import signal
+
+    import torch
+
+    for module in sys.builtin_module_names:  # loaded now: no later import needs create_builtin
+        with contextlib.suppress(ImportError):
+            importlib.import_module(module)
+    frames = torch._C._dynamo.eval_frame
+    givers = {
+        "signal.signal": [_signal.signal, signal.signal],
+        "_imp.create_builtin": [_imp.create_builtin],
+        **{
+            f"torch._C._dynamo.eval_frame.{name}": [getattr(frames, name)]
+            for name in (
+                "set_eval_frame",
+                "set_bytecode_debugger_callback",
+                "set_code_exec_strategy",
+                "set_guard_complete_hook",
+                "set_guard_error_hook",
+                "_get_frame_value_stack_with_depth",
+            )
+            if hasattr(frames, name)
+        },
+    }
+    for name, functions in givers.items():
+        refusal = _refusal(name, clears=name.endswith(".set_eval_frame"))
+        for function in functions:
+            for holder in gc.get_referrers(function):
+                if type(holder) is dict:
+                    for key in [key for key, value in holder.items() if value is function]:
+                        holder[key] = refusal
+    return list(givers)
+
+
+def _refusal(name: str, clears: bool = False) -> Callable[..., Any]:
+    """A function that refuses to do what ``name`` does; with ``clears``, it lets a caller set
+    the callback to none (torch's ``disable`` wrappers, around optimizers and checkpoints, set
+    none and put back what was there: none, since nothing else can be set)."""
+
+    def refused(*args: Any, **kwargs: Any) -> Any:
+        if clears and len(args) == 1 and args[0] in (None, False) and not kwargs:
+            return None
+        raise RuntimeError(f"the grading sandbox does not allow {name}")
+
+    refused.__qualname__ = refused.__name__ = name.rsplit(".", 1)[-1]
+    return refused
 
 
 def _classes(modules: Iterable[types.ModuleType]) -> list[type]:
