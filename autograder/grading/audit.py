@@ -2,16 +2,19 @@
 what could reach past the rest of the guard, for as long as the child lives.
 
 Refused: frames (``sys._getframe`` and the frame attributes of tracebacks, generators and
-coroutines), the garbage collector's object lists, ctypes, new audit hooks, tracing and
-profiling, signals to other processes, subprocesses, and patching the code, defaults or
-globals of a library function. A few library functions may read a frame: each returns only
-a name or plain data, and hands the frame to nothing a notebook could replace (a copy of one
-made with the notebook's own globals or defaults hands out nothing either). The standard
-library's stack readers are not among them (they pass each frame to replaceable functions):
-the worker puts :mod:`autograder.grading.stack`'s in their place. Nor is code that reads a
-frame through ``inspect.currentframe`` (torch's TorchScript name resolution gives a notebook
-the names in any caller's frame): the worker loads what torch builds with it before the hook
-is armed. What hands over frames without an audit event (signal handlers, TorchDynamo's frame
+coroutines), the garbage collector's object lists, ctypes and the other ways to native code
+(cffi, CPython's test modules, subinterpreters, a compiled library the notebook wrote), new
+audit hooks, tracing and profiling, signals to other processes, subprocesses, and patching
+the code, defaults or globals of a library function.
+
+A few library functions may read a frame: each returns only a name or plain data, and hands
+the frame to nothing a notebook could replace (a copy of one made with the notebook's own
+globals or defaults hands out nothing either). The standard library's stack readers are not
+among them (they pass each frame to replaceable functions): the worker puts
+:mod:`autograder.grading.stack`'s in their place. Nor is code that reads a frame through
+``inspect.currentframe`` (torch's TorchScript name resolution gives a notebook the names in
+any caller's frame): the worker loads what torch builds with it before the hook is armed.
+What hands over frames without an audit event (signal handlers, TorchDynamo's frame
 callbacks) is withdrawn by :func:`autograder.grading.guard.withdraw_frame_givers`.
 
 Example::
@@ -22,11 +25,13 @@ Example::
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
+from importlib.machinery import EXTENSION_SUFFIXES
 from typing import Any
 
-__all__ = ["PROTECTED", "REFUSED_EVENTS", "install_audit_hook"]
+__all__ = ["NATIVE_ACCESS", "PROTECTED", "REFUSED_EVENTS", "install_audit_hook"]
 
 PROTECTED = ("autograder", "torch", "gradgraph", "builtins", "math", "warnings", "__main__")
 REFUSED_EVENTS = frozenset(
@@ -49,7 +54,13 @@ REFUSED_EVENTS = frozenset(
         "os.posix_spawn",
         "os.spawn",
         "pty.spawn",
+        "cpython.PyInterpreterState_New",  # a subinterpreter has no audit hook of ours
     }
+)
+# Modules that call native code with no audit event (as ctypes would with one): importing one
+# is refused once armed (the worker loads none of them before)
+NATIVE_ACCESS = frozenset(
+    {"_cffi_backend", "cffi", "_testcapi", "_testinternalcapi", "_xxsubinterpreters"}
 )
 _FRAME_ATTRIBUTES = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame"})
 _FUNCTION_INTERNALS = frozenset({"__code__", "__defaults__", "__kwdefaults__", "__globals__"})
@@ -80,6 +91,29 @@ def _frame_readers() -> frozenset[Any]:
     return frozenset(function.__code__ for function in functions if function is not None)
 
 
+def _refused_import(arguments: tuple[Any, ...], installed: tuple[str, ...]) -> bool:
+    """Whether an ``import`` event loads native code a notebook must not reach: one of
+    :data:`NATIVE_ACCESS` (by the last part of the name it is loaded under, which finds an
+    extension's init function, or by its file's name), or an extension module from outside
+    the ``installed`` folders (a compiled library the notebook wrote itself).
+
+    >>> installed = ("/usr/lib/python3.11/",)
+    >>> _refused_import(("pkg._cffi_backend", None), installed)
+    True
+    >>> _refused_import(("plain", "/usr/lib/python3.11/_testcapi.cpython-311.so"), installed)
+    True
+    >>> _refused_import(("evil", "/tmp/submission-1/evil.so"), installed)
+    True
+    >>> _refused_import(("json", "/usr/lib/python3.11/json/__init__.py"), installed)
+    False
+    """
+    name, filename = str(arguments[0]), str(arguments[1]) if len(arguments) > 1 else ""
+    stem = filename.rsplit("/", 1)[-1].split(".")[0]
+    if name.rpartition(".")[2] in NATIVE_ACCESS or stem in NATIVE_ACCESS:
+        return True
+    return filename.endswith(tuple(EXTENSION_SUFFIXES)) and not filename.startswith(installed)
+
+
 def install_audit_hook() -> Callable[[], None]:
     """Install the hook that refuses escapes once armed; returns the function that arms it
     (for good: nothing disarms it)."""
@@ -87,6 +121,11 @@ def install_audit_hook() -> Callable[[], None]:
     readers = _frame_readers()
     get_frame = sys._getframe
     refused, frames, internals = REFUSED_EVENTS, _FRAME_ATTRIBUTES, _FUNCTION_INTERNALS
+    refused_import = _refused_import
+    installed = tuple(
+        os.path.join(os.path.realpath(prefix), "")
+        for prefix in {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
+    )
     protected, getattr_, str_ = PROTECTED, getattr, str
 
     def caller() -> Any:
@@ -109,6 +148,8 @@ def install_audit_hook() -> Callable[[], None]:
             )
         if event in refused or event.startswith("ctypes."):
             raise RuntimeError(f"the grading sandbox does not allow {event}")
+        if event == "import" and refused_import(arguments, installed):
+            raise RuntimeError(f"the grading sandbox does not allow importing {arguments[0]}")
         if event == "object.__getattr__" and arguments[1] in frames:
             raise RuntimeError("the grading sandbox does not allow reading frames")
         if event == "object.__setattr__" and arguments[1] in internals:

@@ -1,0 +1,134 @@
+"""The grading worker's guard, armed in a process of its own as the worker arms it: what a
+notebook could use to reach a frame or native code is refused, and what honest code uses
+still works. (test_grade.py grades a whole class of attacks through the sandboxed worker.)"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+
+_ARMED = """
+import json, sys
+import torch, torch._decomp.decompositions_for_jvp, torch._dynamo, torch.optim
+import gradgraph, gradgraph.player
+from autograder.grading import stack
+from autograder.grading.audit import install_audit_hook
+from autograder.grading.guard import withdraw_frame_givers
+stack.install()
+withdraw_frame_givers()
+install_audit_hook()()
+results = {}
+def attempt(name, run):
+    try:
+        results[name] = ["ran", repr(run())[:200]]
+    except BaseException as error:
+        results[name] = [type(error).__name__, str(error)[:200]]
+"""
+
+
+def _armed(code: str, tmp_path) -> dict[str, list[str]]:
+    """Run ``code`` after arming the guard; return its ``attempt`` results by name."""
+    script = _ARMED + textwrap.dedent(code) + "\nprint(json.dumps(results))\n"
+    run = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=120
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    return json.loads(run.stdout.splitlines()[-1])
+
+
+def test_no_frame_reaches_a_notebook_through_a_stack_reader_a_signal_or_torch(tmp_path):
+    results = _armed(
+        """
+        import signal, traceback, gradgraph.source, torch._jit_internal
+        from torch._C._dynamo.eval_frame import set_eval_frame
+        caught = []
+        def keep(frame, *rest):
+            caught.append(frame)
+            return iter(())
+        def through_traceback():
+            traceback.walk_stack = keep
+            traceback.extract_stack()
+            return sorted({type(item).__name__ for item in caught})
+        def through_gradgraph():
+            gradgraph.source.source_line_from = keep
+            gradgraph.source.user_source_line()
+            return sorted({type(item).__name__ for item in caught})
+        attempt("traceback", through_traceback)
+        attempt("gradgraph", through_gradgraph)
+        attempt("torchscript", lambda: torch._jit_internal.createResolutionCallbackFromFrame(1))
+        attempt("signal", lambda: signal.signal(signal.SIGUSR1, keep))
+        attempt("dynamo", lambda: set_eval_frame(keep))
+        attempt("rebuilt signal", lambda: __import__("_imp").create_builtin(None))
+        """,
+        tmp_path,
+    )
+    assert results["traceback"][0] == results["gradgraph"][0] == "ran"
+    assert "frame" not in results["traceback"][1] + results["gradgraph"][1]
+    refused = {name: message for name, (kind, message) in results.items() if kind != "ran"}
+    assert set(refused) == {"torchscript", "signal", "dynamo", "rebuilt signal"}
+    assert all("the grading sandbox does not allow" in message for message in refused.values())
+
+
+def test_native_code_is_out_of_reach_but_installed_modules_still_import(tmp_path):
+    cffi = pytest.importorskip("_cffi_backend")
+    copied = tmp_path / "mine.cpython-311-x86_64-linux-gnu.so"
+    copied.write_bytes(Path(cffi.__file__).read_bytes())
+    results = _armed(
+        f"""
+        import importlib.util
+        def load(name, path):
+            spec = importlib.util.spec_from_file_location(name, path)
+            return importlib.util.module_from_spec(spec)
+        attempt("cffi", lambda: __import__("cffi"))
+        attempt("test module", lambda: __import__("_testcapi"))
+        attempt("subinterpreter", lambda: __import__("_xxsubinterpreters").create())
+        attempt("renamed", lambda: load("x._cffi_backend", {str(copied)!r}))
+        attempt("own library", lambda: load("mine", {str(copied)!r}))
+        attempt("installed", lambda: __import__("sqlite3").sqlite_version)
+        """,
+        tmp_path,
+    )
+    assert results.pop("installed")[0] == "ran"
+    assert all(kind == "RuntimeError" for kind, _ in results.values()), results
+    assert all("the grading sandbox does not allow" in message for _, message in results.values())
+
+
+def test_what_honest_code_uses_still_works_under_the_guard(tmp_path):
+    results = _armed(
+        """
+        import traceback
+        x = torch.randn(3, requires_grad=True)
+        def anomaly():
+            with torch.autograd.detect_anomaly():
+                (x.exp() * 2).sum().backward()
+            return x.grad.shape
+        def optimizer():
+            layer = torch.nn.Linear(2, 2)
+            step = torch.optim.Adam(layer.parameters())
+            layer(torch.ones(1, 2)).sum().backward()
+            step.step()
+            return "stepped"
+        def film():
+            with gradgraph.record(names={"x": x}) as recording:
+                (x * 2).sum().backward()
+            recording.play()
+            return len(recording.events)
+        def where():
+            return [entry.name for entry in traceback.extract_stack(limit=2)]
+        attempt("anomaly", anomaly)
+        attempt("optimizer", optimizer)
+        attempt("hessian", lambda: torch.func.hessian(lambda t: t.pow(3).sum())(x.detach()).shape)
+        attempt("film", film)
+        attempt("stack", where)
+        """,
+        tmp_path,
+    )
+    assert {name: kind for name, (kind, _) in results.items()} == dict.fromkeys(results, "ran")
+    assert results["stack"][1] == "['attempt', 'where']"
