@@ -82,7 +82,7 @@ def test_native_code_is_out_of_reach_but_installed_modules_still_import(tmp_path
     copied.write_bytes(Path(cffi.__file__).read_bytes())
     results = _armed(
         f"""
-        import importlib.util
+        import importlib.machinery, importlib.util
         def load(name, path):
             spec = importlib.util.spec_from_file_location(name, path)
             return importlib.util.module_from_spec(spec)
@@ -91,6 +91,12 @@ def test_native_code_is_out_of_reach_but_installed_modules_still_import(tmp_path
         attempt("subinterpreter", lambda: __import__("_xxsubinterpreters").create())
         attempt("renamed", lambda: load("x._cffi_backend", {str(copied)!r}))
         attempt("own library", lambda: load("mine", {str(copied)!r}))
+        def emptied_suffixes():
+            importlib.machinery.EXTENSION_SUFFIXES.clear()
+            loader = importlib.machinery.ExtensionFileLoader("mine", {str(copied)!r})
+            spec = importlib.util.spec_from_loader("mine", loader)
+            return importlib.util.module_from_spec(spec)
+        attempt("own library, suffixes emptied", emptied_suffixes)
         attempt("installed", lambda: __import__("sqlite3").sqlite_version)
         """,
         tmp_path,

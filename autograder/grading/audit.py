@@ -91,27 +91,30 @@ def _frame_readers() -> frozenset[Any]:
     return frozenset(function.__code__ for function in functions if function is not None)
 
 
-def _refused_import(arguments: tuple[Any, ...], installed: tuple[str, ...]) -> bool:
+def _refused_import(
+    arguments: tuple[Any, ...], installed: tuple[str, ...], suffixes: tuple[str, ...]
+) -> bool:
     """Whether an ``import`` event loads native code a notebook must not reach: one of
     :data:`NATIVE_ACCESS` (by the last part of the name it is loaded under, which finds an
-    extension's init function, or by its file's name), or an extension module from outside
-    the ``installed`` folders (a compiled library the notebook wrote itself).
+    extension's init function, or by its file's name), or an extension module (a file ending
+    in one of ``suffixes``) from outside the ``installed`` folders (a compiled library the
+    notebook wrote itself).
 
-    >>> installed = ("/usr/lib/python3.11/",)
-    >>> _refused_import(("pkg._cffi_backend", None), installed)
+    >>> places = ("/usr/lib/python3.11/",), (".so",)
+    >>> _refused_import(("pkg._cffi_backend", None), *places)
     True
-    >>> _refused_import(("plain", "/usr/lib/python3.11/_testcapi.cpython-311.so"), installed)
+    >>> _refused_import(("plain", "/usr/lib/python3.11/_testcapi.cpython-311.so"), *places)
     True
-    >>> _refused_import(("evil", "/tmp/submission-1/evil.so"), installed)
+    >>> _refused_import(("evil", "/tmp/submission-1/evil.so"), *places)
     True
-    >>> _refused_import(("json", "/usr/lib/python3.11/json/__init__.py"), installed)
+    >>> _refused_import(("json", "/usr/lib/python3.11/json/__init__.py"), *places)
     False
     """
     name, filename = str(arguments[0]), str(arguments[1]) if len(arguments) > 1 else ""
     stem = filename.rsplit("/", 1)[-1].split(".")[0]
     if name.rpartition(".")[2] in NATIVE_ACCESS or stem in NATIVE_ACCESS:
         return True
-    return filename.endswith(tuple(EXTENSION_SUFFIXES)) and not filename.startswith(installed)
+    return filename.endswith(suffixes) and not filename.startswith(installed)
 
 
 def install_audit_hook() -> Callable[[], None]:
@@ -126,6 +129,7 @@ def install_audit_hook() -> Callable[[], None]:
         os.path.join(os.path.realpath(prefix), "")
         for prefix in {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
     )
+    suffixes = tuple(EXTENSION_SUFFIXES)  # a copy: a notebook can empty importlib's list
     protected, getattr_, str_ = PROTECTED, getattr, str
 
     def caller() -> Any:
@@ -148,7 +152,7 @@ def install_audit_hook() -> Callable[[], None]:
             )
         if event in refused or event.startswith("ctypes."):
             raise RuntimeError(f"the grading sandbox does not allow {event}")
-        if event == "import" and refused_import(arguments, installed):
+        if event == "import" and refused_import(arguments, installed, suffixes):
             raise RuntimeError(f"the grading sandbox does not allow importing {arguments[0]}")
         if event == "object.__getattr__" and arguments[1] in frames:
             raise RuntimeError("the grading sandbox does not allow reading frames")

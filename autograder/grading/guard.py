@@ -60,10 +60,10 @@ def seal(module: types.ModuleType) -> None:
     namespace.update({key: value for key, value in private.items() if value is not namespace[key]})
 
 
-def withdraw_frame_givers() -> list[str]:
+def withdraw_frame_givers() -> None:
     """Put a function that refuses in place of each library function that would hand a
     notebook a running frame where the audit hook cannot see it, in every namespace that holds
-    it (found through the garbage collector, before any learner code runs); return their names.
+    it (found through the garbage collector, before any learner code runs).
 
     A signal handler is called with the frame that was running (``signal.signal``), TorchDynamo
     calls back with each frame about to run (``set_eval_frame`` and its kin), and
@@ -113,7 +113,6 @@ def withdraw_frame_givers() -> list[str]:
                 if type(holder) is dict:
                     for key in [key for key, value in holder.items() if value is function]:
                         holder[key] = refusal
-    return list(givers)
 
 
 def _refusal(name: str, clears: bool = False) -> Callable[..., Any]:
