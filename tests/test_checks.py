@@ -14,6 +14,7 @@ from autograder.checks import (
     expect_leaf,
     expect_mapping,
     expect_tensor,
+    shows_outcome,
 )
 
 
@@ -86,3 +87,38 @@ def test_call_learner_explains_unwritten_code_warnings_and_errors():
         call_learner("warns", warns)
     with pytest.raises(CheckFailed, match=r"raised KeyError: 'k'"):
         call_learner("fails", lambda: {}["k"])
+
+
+def test_call_learner_and_shows_outcome_see_torchs_once_per_process_warnings_every_time(capsys):
+    """torch gives some warnings once per process: the same answer must not pass on its
+    second call (a learner who had called it before) where it failed on its first."""
+
+    def leaky_second_derivative(x):  # against unit 06's instructions: .backward, not grad
+        x = x.detach().requires_grad_()
+        x.exp().sum().backward(create_graph=True)
+        (g,), x.grad = (x.grad,), None
+        g.sum().backward()
+        return x.grad
+
+    for _ in range(3):
+        with pytest.raises(CheckFailed, match="gave a UserWarning: Using backward"):
+            call_learner("second_derivative", leaky_second_derivative, torch.ones(2))
+    for _ in range(2):
+        with shows_outcome():
+            leaky_second_derivative(torch.ones(2))
+    shown = capsys.readouterr().out
+    assert shown.count("UserWarning: Using backward() with create_graph=True") == 2, shown
+    assert "no warning" not in shown
+    assert not torch.is_warn_always_enabled()  # put back as it was
+
+
+def test_call_learner_lets_torchs_advice_about_right_code_pass():
+    def logged_loss(x):  # float(loss) is as right as loss.item(); torch advises .detach()
+        return float((x * 2).sum())
+
+    for _ in range(2):
+        assert call_learner("logged_loss", logged_loss, torch.ones(2, requires_grad=True)) == 4.0
+    with pytest.raises(CheckFailed, match="gave a UserWarning: The .grad attribute"):
+        call_learner(
+            "both", lambda x: (float(x * 2), (x * 2).grad), torch.ones((), requires_grad=True)
+        )

@@ -26,7 +26,6 @@ Example::
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Collection
 from pathlib import Path
 from typing import Any
@@ -35,7 +34,7 @@ import torch
 
 from autograder.checks.evidence import describe, type_label
 from autograder.checks.first_predictions import read_first_predictions
-from autograder.checks.live import shows_outcome
+from autograder.checks.live import every_warning, shows_outcome
 from autograder.checks.messages import whole_message
 from autograder.checks.predictions import reveal_prediction
 from autograder.checks.records import (
@@ -68,6 +67,9 @@ __all__ = [
 ]
 
 _callable = callable
+# torch's advice about code that is right: a warning whose message holds one of these does
+# not fail a call (``float(loss)`` is as right as ``loss.item()``)
+ADVICE_TO_RIGHT_CODE = ("Converting a tensor with requires_grad=True to a scalar",)
 
 
 def say(text: str) -> None:
@@ -281,7 +283,9 @@ def call_learner(name: str, function: object, /, *args: Any, **kwargs: Any) -> A
     """Call the learner's ``function`` and turn what goes wrong into a teaching message.
 
     An exception becomes a :class:`CheckFailed` naming the call and the exception; a warning
-    raised during the call fails too, because a correct answer here raises none.
+    raised during the call fails too, because a correct answer here raises none (torch's
+    advice in :data:`ADVICE_TO_RIGHT_CODE` aside), however many times the same code warned
+    before (see :func:`~autograder.checks.live.every_warning`).
 
     >>> call_learner("double", lambda x: 2 * x, 21)
     42
@@ -302,8 +306,7 @@ def _call(
     ``None``; and its result."""
     if not _callable(function):
         return {"problem": "not callable", "type": type_label(type(function))}, None
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+    with every_warning() as caught:  # torch's once-per-process warnings too, every call
         try:
             result = function(*args, **kwargs)
         except NotImplementedError as error:
@@ -312,14 +315,19 @@ def _call(
             return _raised(error), None
         except Exception as error:  # the learner's code may raise anything
             return _raised(error), None
-    if caught:
-        warning = caught[0]
+    warned = [w for w in caught if not _advice_to_right_code(whole_message(w.message))]
+    if warned:
+        warning = warned[0]
         return {
             "problem": "warned",
             "type": warning.category.__name__,
             "message": whole_message(warning.message),
         }, None
     return None, result
+
+
+def _advice_to_right_code(message: str) -> bool:
+    return any(advice in message for advice in ADVICE_TO_RIGHT_CODE)
 
 
 def _raised(error: BaseException) -> dict[str, str]:

@@ -29,30 +29,66 @@ import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+import torch
+
 from autograder.checks.messages import whole_message, wrapped
 from autograder.i18n import gettext as _
 
-__all__ = ["shows_outcome"]
+__all__ = ["every_warning", "shows_outcome"]
+
+
+@contextmanager
+def every_warning() -> Iterator[list[warnings.WarningMessage]]:
+    """Record every warning the block gives, however often the same code warned before.
+
+    Python shows a warning once per place unless told otherwise, and torch gives many of
+    its own once per process (``TORCH_WARN_ONCE``): run the same cell twice and the second
+    run would seem to give none. Inside the block both say everything
+    (``torch.set_warn_always``, put back as it was afterwards).
+
+    >>> import torch
+    >>> def leaky_backward():
+    ...     layer = torch.nn.Linear(2, 1)
+    ...     layer(torch.ones(2)).tanh().sum().backward(create_graph=True)
+    ...     layer.weight.grad = layer.bias.grad = None  # break the cycle
+    >>> for _ in range(2):  # torch warns once per process; here, on every run
+    ...     with every_warning() as caught:
+    ...         leaky_backward()
+    ...     print([str(w.message)[:44] for w in caught])
+    ['Using backward() with create_graph=True will']
+    ['Using backward() with create_graph=True will']
+    >>> torch.is_warn_always_enabled()
+    False
+    """
+    always = torch.is_warn_always_enabled()
+    torch.set_warn_always(True)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            yield caught
+    finally:
+        torch.set_warn_always(always)
 
 
 @contextmanager
 def shows_outcome() -> Iterator[None]:
-    """Run the block; print each warning it gave and the exception it raised (type and whole
-    message), or ``(no error, no warning)``. The exception does not propagate.
+    """Run the block; print each warning it gave (see :func:`every_warning`; one given several
+    times, once) and the exception it raised (type and whole message), or
+    ``(no error, no warning)``. The exception does not propagate.
 
     >>> with shows_outcome():
     ...     warnings.warn("careful")
     UserWarning: careful
     """
     error = None
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+    with every_warning() as caught:
         try:
             yield
         except Exception as raised:  # showing any error is the point
             error = raised
-    for warning in caught:
-        print(wrapped(f"{warning.category.__name__}: {whole_message(warning.message)}"))
+    shown = {f"{w.category.__name__}: {whole_message(w.message)}": None for w in caught}
+    for warning in shown:
+        print(wrapped(warning))
     if error is not None:
         print(wrapped(f"{type(error).__name__}: {whole_message(error)}"))
     if error is None and not caught:
