@@ -33,7 +33,8 @@ __all__ = ["Scene", "scenes"]
 class Scene:
     """Displayed-node state after event ``step``.
 
-    ``present``: nodes created so far; ``ran``: how many times each ran in backward;
+    ``present``: nodes created so far; ``ran``: how many times each ran in backward (a
+    start that raised, once the error is logged, does not count);
     ``saved`` / ``freed``: (count, bytes) of the tensors a node holds / has released;
     ``grads``: the norm of what ``.grad`` holds; ``hooks``: the last hook fired on a node;
     ``module_hooks``: the last hook fired on each top-level module; ``failed``: the node
@@ -67,6 +68,14 @@ def _add(counts: dict[int, tuple[int, int]], g: int, n: int, nbytes: int) -> Non
     counts[g] = (count + n, total + nbytes)
     if counts[g][0] <= 0:
         del counts[g]
+
+
+def _count_down(counts: dict[int, int], g: int) -> None:
+    left = counts.get(g, 0) - 1
+    if left > 0:
+        counts[g] = left
+    else:
+        counts.pop(g, None)
 
 
 def _copied(scene: Scene) -> Scene:
@@ -113,6 +122,7 @@ def scenes(events: Sequence[Event], graph: RecordedGraph) -> list[Scene]:
                 state.module_hooks[details["module"].split(".")[0]] = details["kind"]
         elif e.kind is EventKind.ERROR and g is not None:
             state.failed = g
+            _count_down(state.ran, g)  # its start in this call was not a run: it raised
         if e.call is not None:
             state.calls = max(state.calls, e.call.number)
         state.step, state.event, state.caption = step, e, caption(e)

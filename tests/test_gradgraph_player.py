@@ -117,7 +117,11 @@ def test_scene_shows_saved_badges_until_freed_and_grads_on_leaves(events):
     held = events[second_grad].details["accumulated_norm"]  # what .grad holds: 2x the first
     assert store.scene(second_grad).grads[x_node] == pytest.approx(held)
     assert held == pytest.approx(2 * events[first_grad].details["norm"])
-    assert store.scene(len(events) - 1).ran[exp_node] == 3  # three backward passes reached it
+    failed_at = index_of(events, EventKind.ERROR, "RuntimeError")
+    assert events[failed_at].node == exp_node
+    assert store.scene(failed_at - 1).ran[exp_node] == 3  # the third pass started it...
+    assert store.scene(failed_at).ran[exp_node] == 2  # ...and it raised: it ran twice
+    assert store.scene(failed_at).failed == exp_node
 
 
 def test_frames_are_svgs_and_pngs_cached_and_differ_between_steps(events, monkeypatch):
