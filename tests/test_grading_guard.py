@@ -20,9 +20,9 @@ import torch, torch._decomp.decompositions_for_jvp, torch._dynamo, torch.optim
 import gradgraph, gradgraph.player
 from autograder.grading import stack
 from autograder.grading.audit import install_audit_hook
-from autograder.grading.guard import withdraw_frame_givers
+from autograder.grading.guard import withdraw_unaudited
 stack.install()
-withdraw_frame_givers()
+withdraw_unaudited()
 install_audit_hook()()
 results = {}
 def attempt(name, run):
@@ -102,6 +102,37 @@ def test_native_code_is_out_of_reach_but_installed_modules_still_import(tmp_path
         tmp_path,
     )
     assert results.pop("installed")[0] == "ran"
+    assert all(kind == "RuntimeError" for kind, _ in results.values()), results
+    assert all("the grading sandbox does not allow" in message for _, message in results.values())
+
+
+def test_no_program_runs_outside_the_audit_hook(tmp_path):
+    """subprocess raises an audit event, the function under it does not: a Python it started
+    would run without the hook (and could read the worker's memory)."""
+    results = _armed(
+        """
+        import os, subprocess, multiprocessing.util
+
+        def fork_exec(fork_exec):
+            out, into = os.pipe()
+            errors, errors_into = os.pipe()
+            arguments = [[b"/bin/sh", b"-c", b"echo outside"], [b"/bin/sh"], True, (into,)]
+            arguments += [None, None, -1, -1, -1, into, -1, -1, errors, errors_into]
+            arguments += [False, False, -1, None, None, -1, -1, None, False]
+            fork_exec(*arguments)
+            os.close(into)
+            return os.read(out, 100)
+
+        attempt("direct", lambda: fork_exec(__import__("_posixsubprocess").fork_exec))
+        attempt("subprocess's", lambda: fork_exec(subprocess._fork_exec))
+        attempt("multiprocessing's", lambda: multiprocessing.util.spawnv_passfds(
+            "/bin/sh", ["/bin/sh", "-c", "echo outside"], ()))
+        attempt("reloaded", lambda: fork_exec(__import__("importlib").reload(
+            __import__("_posixsubprocess")).fork_exec))
+        attempt("subprocess", lambda: subprocess.run(["/bin/true"]))
+        """,
+        tmp_path,
+    )
     assert all(kind == "RuntimeError" for kind, _ in results.values()), results
     assert all("the grading sandbox does not allow" in message for _, message in results.values())
 

@@ -14,8 +14,9 @@ among them (they pass each frame to replaceable functions): the worker puts
 :mod:`autograder.grading.stack`'s in their place. Nor is code that reads a frame through
 ``inspect.currentframe`` (torch's TorchScript name resolution gives a notebook the names in
 any caller's frame): the worker loads what torch builds with it before the hook is armed.
-What hands over frames without an audit event (signal handlers, TorchDynamo's frame
-callbacks) is withdrawn by :func:`autograder.grading.guard.withdraw_frame_givers`.
+What hands over frames or runs programs without an audit event (signal handlers,
+TorchDynamo's frame callbacks, ``_posixsubprocess.fork_exec``) is withdrawn by
+:func:`autograder.grading.guard.withdraw_unaudited`.
 
 Example::
 

@@ -35,7 +35,7 @@ from typing import Any
 
 from autograder.grading.audit import PROTECTED
 
-__all__ = ["seal", "take_snapshot", "withdraw_frame_givers"]
+__all__ = ["seal", "take_snapshot", "withdraw_unaudited"]
 
 # The standard-library modules the worker's channel and runner use.
 _STDLIB = ("json", "json.encoder", "json.decoder", "os", "io", "struct", "pickle", "codecs")
@@ -60,25 +60,30 @@ def seal(module: types.ModuleType) -> None:
     namespace.update({key: value for key, value in private.items() if value is not namespace[key]})
 
 
-def withdraw_frame_givers() -> None:
+def withdraw_unaudited() -> None:
     """Put a function that refuses in place of each library function that would hand a
-    notebook a running frame where the audit hook cannot see it, in every namespace that holds
-    it (found through the garbage collector, before any learner code runs).
+    notebook a running frame, or a process of its own, where the audit hook cannot see it,
+    in every namespace that holds it (found through the garbage collector, before any learner
+    code runs).
 
     A signal handler is called with the frame that was running (``signal.signal``), TorchDynamo
     calls back with each frame about to run (``set_eval_frame`` and its kin), and
     ``_imp.create_builtin`` would make a fresh ``_signal`` module with its ``signal``.
+    ``_posixsubprocess.fork_exec`` runs any program (``subprocess`` raises the audit event, not
+    it): a Python started that way would have no audit hook, and could read the worker's
+    memory.
 
     Example (in a child process of its own: what it withdraws stays withdrawn)::
 
         >>> import subprocess, sys
-        >>> code = ("import signal; from autograder.grading.guard import withdraw_frame_givers;"
-        ...         "withdraw_frame_givers(); signal.signal(signal.SIGUSR1, print)")
+        >>> code = ("import signal; from autograder.grading.guard import withdraw_unaudited;"
+        ...         "withdraw_unaudited(); signal.signal(signal.SIGUSR1, print)")
         >>> run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
         >>> "does not allow signal.signal" in run.stderr
         True
     """
     import _imp
+    import _posixsubprocess
     import _signal
     import gc
     import importlib
@@ -93,6 +98,7 @@ def withdraw_frame_givers() -> None:
     givers = {
         "signal.signal": [_signal.signal, signal.signal],
         "_imp.create_builtin": [_imp.create_builtin],
+        "_posixsubprocess.fork_exec": [_posixsubprocess.fork_exec],
         **{
             f"torch._C._dynamo.eval_frame.{name}": [getattr(frames, name)]
             for name in (

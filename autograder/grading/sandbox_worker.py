@@ -144,12 +144,12 @@ def main() -> None:
     _preload()
     from autograder.grading.audit import install_audit_hook
     from autograder.grading.channel import open_channel
-    from autograder.grading.guard import take_snapshot, withdraw_frame_givers
+    from autograder.grading.guard import take_snapshot, withdraw_unaudited
     from autograder.grading.runner import make_runner
 
     receive, send = open_channel(reading, writing)
     sys.modules["__main__"] = types.ModuleType("__main__")
-    withdraw_frame_givers()  # before the snapshot: putting things back never restores them
+    withdraw_unaudited()  # before the snapshot: putting things back never restores them
     put_back = take_snapshot()
     arm = install_audit_hook()
     leave = os._exit
