@@ -137,6 +137,69 @@ def test_no_program_runs_outside_the_audit_hook(tmp_path):
     assert all("the grading sandbox does not allow" in message for _, message in results.values())
 
 
+def test_no_notebook_opens_a_process_memory(tmp_path):
+    """/proc/self/mem reads and writes anything in the process (the hook's own state too)."""
+    link = tmp_path / "innocent.txt"
+    notes = tmp_path / "notes.txt"
+    notes.write_bytes(b"notes")
+    results = _armed(
+        f"""
+        import os, pathlib
+        secret = "hidden-expected-value"
+
+        def read(path, opener=open, **options):
+            with opener(path, "rb", buffering=0, **options) as memory:
+                memory.seek(id(secret))
+                return memory.read(80)
+
+        def through_a_directory():
+            folder = os.open("/proc/self", os.O_RDONLY)
+            return os.read(os.open("mem", os.O_RDONLY, dir_fd=folder), 1)
+
+        def after_chdir():
+            os.chdir("/proc/self")
+            return read("mem")
+
+        class Shifty:  # one name for the hook, the other for open: whichever asks first
+            def __init__(self, *names):
+                self.names = list(names)
+            def __fspath__(self):
+                return self.names.pop(0) if len(self.names) > 1 else self.names[0]
+
+        def shifty(*names):
+            with open(Shifty(*names), "rb") as opened:
+                return opened.read(5)
+
+        def fooled_fspath():
+            os.fspath = lambda path: {str(notes)!r}
+            os.path.realpath = lambda path: {str(notes)!r}
+            return read("/proc/self/mem")
+
+        attempt("own", lambda: read("/proc/self/mem"))
+        attempt("bytes", lambda: read(b"/proc/self/task/%d/mem" % os.getpid()))
+        attempt("parent's", lambda: read(f"/proc/{{os.getppid()}}/mem"))
+        attempt("pathlib", lambda: read(pathlib.Path("/proc/self/mem")))
+        attempt("os.open", lambda: os.read(os.open("/proc/self/mem", os.O_RDONLY), 1))
+        attempt("through a directory", through_a_directory)
+        attempt("symlink", lambda: os.symlink("/proc/self/mem", {str(link)!r}))
+        attempt("shifty path", lambda: shifty({str(notes)!r}, "/proc/self/mem"))
+        attempt("shifty path, other order", lambda: shifty("/proc/self/mem", {str(notes)!r}))
+        attempt("after chdir", after_chdir)
+        attempt("fooled fspath", fooled_fspath)
+        """,
+        tmp_path,
+    )
+    notes_read = ["ran", repr(b"notes")]  # open was given one name, and read that file
+    let_through = {
+        name: result
+        for name, result in results.items()
+        if result[0] != "RuntimeError" and not (name.startswith("shifty") and result == notes_read)
+    }
+    assert not let_through, let_through
+    refused = [message for kind, message in results.values() if kind == "RuntimeError"]
+    assert all("the grading sandbox" in message for message in refused), results
+
+
 def test_what_honest_code_uses_still_works_under_the_guard(tmp_path):
     results = _armed(
         """

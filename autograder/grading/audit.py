@@ -3,9 +3,10 @@ what could reach past the rest of the guard, for as long as the child lives.
 
 Refused: frames (``sys._getframe`` and the frame attributes of tracebacks, generators and
 coroutines), the garbage collector's object lists, ctypes and the other ways to native code
-(cffi, CPython's test modules, subinterpreters, a compiled library the notebook wrote), new
-audit hooks, tracing and profiling, signals to other processes, subprocesses, and patching
-the code, defaults or globals of a library function.
+(cffi, CPython's test modules, subinterpreters, a compiled library the notebook wrote), a
+process's memory (``/proc/self/mem``, which reads and writes anything, the hook's own state
+included), new audit hooks, tracing and profiling, signals to other processes, subprocesses,
+and patching the code, defaults or globals of a library function.
 
 A few library functions may read a frame: each returns only a name or plain data, and hands
 the frame to nothing a notebook could replace (a copy of one made with the notebook's own
@@ -56,6 +57,7 @@ REFUSED_EVENTS = frozenset(
         "os.spawn",
         "pty.spawn",
         "cpython.PyInterpreterState_New",  # a subinterpreter has no audit hook of ours
+        "os.symlink",  # a link named otherwise, opened relative to a directory descriptor
     }
 )
 # Modules that call native code with no audit event (as ctypes would with one): importing one
@@ -63,6 +65,9 @@ REFUSED_EVENTS = frozenset(
 NATIVE_ACCESS = frozenset(
     {"_cffi_backend", "cffi", "_testcapi", "_testinternalcapi", "_xxsubinterpreters"}
 )
+# Files that are a process's memory (``/proc/<pid>/mem``) or the machine's: read or written,
+# they reach everything the rest of the guard keeps out of reach
+_MEMORY_FILES = frozenset({"mem", "kmem", "kcore"})
 _FRAME_ATTRIBUTES = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame"})
 _FUNCTION_INTERNALS = frozenset({"__code__", "__defaults__", "__kwdefaults__", "__globals__"})
 
@@ -118,6 +123,44 @@ def _refused_import(
     return filename.endswith(suffixes) and not filename.startswith(installed)
 
 
+def _memory_file(name: str, realpath: Callable[[str], str]) -> bool:
+    """Whether opening the file ``name`` opens a memory file, by its own name (a path relative
+    to a directory descriptor names no directory) or by the name of what it links to.
+
+    >>> import os.path
+    >>> _memory_file("/proc/self/mem", os.path.realpath), _memory_file("task/1/mem", str)
+    (True, True)
+    >>> _memory_file("/tmp/notes.txt", os.path.realpath)
+    False
+    """
+    if name.rpartition("/")[2] in _MEMORY_FILES:
+        return True
+    try:
+        return realpath(name).rpartition("/")[2] in _MEMORY_FILES
+    except (ValueError, OSError):  # not a path: open refuses it itself
+        return False
+
+
+def _plain_paths() -> Callable[[Any], bool]:
+    """What tells a path the hook reads as ``open`` will: a str, bytes or ``os.DirEntry``
+    (its type, by identity). A pathlib path or another object's ``__fspath__`` is Python code
+    a notebook can change, to give one name to the hook and another to ``open``.
+
+    >>> import pathlib
+    >>> plain = _plain_paths()
+    >>> plain("/tmp/a"), plain(b"/tmp/a"), plain(pathlib.Path("/tmp/a"))
+    (True, True, False)
+    """
+    type_ = type
+    text, raw, entry = str, bytes, os.DirEntry
+
+    def plain(path: Any) -> bool:
+        kind = type_(path)
+        return kind is text or kind is raw or kind is entry
+
+    return plain
+
+
 def install_audit_hook() -> Callable[[], None]:
     """Install the hook that refuses escapes once armed; returns the function that arms it
     (for good: nothing disarms it)."""
@@ -125,7 +168,11 @@ def install_audit_hook() -> Callable[[], None]:
     readers = _frame_readers()
     get_frame = sys._getframe
     refused, frames, internals = REFUSED_EVENTS, _FRAME_ATTRIBUTES, _FUNCTION_INTERNALS
-    refused_import = _refused_import
+    refused_import, memory_file = _refused_import, _memory_file
+    # the hook's own references: a notebook may replace os.fspath or os.path's functions (the
+    # file is opened with the real ones), never these
+    fspath, realpath, type_, int_, bytes_ = os.fspath, os.path.realpath, type, int, bytes
+    plain_paths = _plain_paths()
     installed = tuple(
         os.path.join(os.path.realpath(prefix), "")
         for prefix in {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
@@ -153,6 +200,15 @@ def install_audit_hook() -> Callable[[], None]:
             )
         if event in refused or event.startswith("ctypes."):
             raise RuntimeError(f"the grading sandbox does not allow {event}")
+        if event == "open" and type_(arguments[0]) is not int_:  # an int: a descriptor
+            path = arguments[0]
+            if not plain_paths(path):
+                raise RuntimeError("the grading sandbox opens files by str or bytes paths only")
+            name = fspath(path)
+            if type_(name) is bytes_:
+                name = name.decode("utf-8", "surrogateescape")
+            if memory_file(name, realpath):
+                raise RuntimeError("the grading sandbox does not allow opening a process's memory")
         if event == "import" and refused_import(arguments, installed, suffixes):
             raise RuntimeError(f"the grading sandbox does not allow importing {arguments[0]}")
         if event == "object.__getattr__" and arguments[1] in frames:
