@@ -90,6 +90,7 @@ class EventLog:
         self._sink: list[_Entry] | deque = self._entries  # where emits go (closed: nowhere)
         self._events: list[Event] = []  # the entries converted so far, in order
         self._memory = SavedMemory()  # replayed while converting
+        self._storages: dict[Any, int] = {}  # storage key -> its number in the details
         # graph task id -> (call number, where the call was made, name of its first event)
         self._origins: dict[int, tuple[int, SourceLine | None, str]] = {}
         self._backward_calls: dict[int, BackwardCall] = {}
@@ -176,7 +177,9 @@ class EventLog:
 
     def _storage_counted(self, kind: EventKind, facts: tuple) -> dict[str, Any]:
         """The details of a ``saved`` or ``freed`` entry, its storage counted in or out:
-        ``alias`` (the storage was already held), ``released`` (it left the saved set)."""
+        ``storage`` (the storage's number in this log, the same for every tensor that reads
+        it), ``storage_bytes`` (its size: the whole base, for a view), ``alias`` (it was
+        already held), ``released`` (it left the saved set)."""
         slot, shape, dtype, device, size, key = facts
         # a nested tensor has no one shape: no count of values, and the bytes of its buffer
         numel = math.prod(shape) if shape is not None else None
@@ -187,6 +190,8 @@ class EventLog:
             "device": device,
             "numel": numel,
             "bytes": numel * dtype.itemsize if numel is not None else size,
+            "storage": self._storages.setdefault(key, len(self._storages)),
+            "storage_bytes": size,
         }
         if kind is _SAVED:
             details["alias"] = not self._memory.add(key, size)

@@ -82,8 +82,10 @@ class Recording:
     - ``node``: ``grad_fn``, ``op`` (the PyTorch call whose output it is, else None),
       ``shape``, ``dtype``, ``device``, ``inputs`` (ids of the nodes its gradient flows to),
       ``leaf``, ``leaf_name``, ``parameter``, ``source``, ``module``, ``during_backward``;
-    - ``saved``: ``slot``, ``shape``, ``dtype``, ``device``, ``numel``, ``bytes``, ``alias``
-      (its storage was already held by another saved tensor, so it adds no memory);
+    - ``saved``: ``slot``, ``shape``, ``dtype``, ``device``, ``numel``, ``bytes``,
+      ``storage`` (a number naming its storage, shared by the tensors that read it),
+      ``storage_bytes`` (that storage's size), ``alias`` (its storage was already held by
+      another saved tensor, so it adds no memory);
     - ``freed``: the same facts plus ``released`` (the storage left the saved set);
     - ``backward``: ``grad_fn``; ``grad``: ``target`` (``"leaf"`` or ``"retained"``),
       ``norm`` (of the arriving gradient; None where it has none, or where it aliased a

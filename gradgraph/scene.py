@@ -35,7 +35,10 @@ class Scene:
 
     ``present``: nodes created so far; ``ran``: how many times each ran in backward (a
     start that raised, once the error is logged, does not count);
-    ``saved`` / ``freed``: (count, bytes) of the tensors a node holds / has released;
+    ``saved`` / ``freed``: (count, bytes) of the tensors a node holds / has released, the
+    bytes of each storage shown on the first node still holding it (so that the badges add
+    up to the memory strip's figure, and a storage that one node lets go while another
+    still holds it moves to that one); ``holders``: storage -> the nodes holding it;
     ``grads``: the norm of what ``.grad`` holds; ``hooks``: the last hook fired on a node;
     ``module_hooks``: the last hook fired on each top-level module; ``failed``: the node
     whose backward raised (None: none did); ``current`` / ``current_module``: what the
@@ -50,6 +53,7 @@ class Scene:
     ran: dict[int, int] = field(default_factory=dict)
     saved: dict[int, tuple[int, int]] = field(default_factory=dict)
     freed: dict[int, tuple[int, int]] = field(default_factory=dict)
+    holders: dict[int, tuple[int, ...]] = field(default_factory=dict)
     grads: dict[int, float] = field(default_factory=dict)
     hooks: dict[int, str] = field(default_factory=dict)
     module_hooks: dict[str, str] = field(default_factory=dict)
@@ -78,6 +82,28 @@ def _count_down(counts: dict[int, int], g: int) -> None:
         counts.pop(g, None)
 
 
+def _hold(state: Scene, g: int, storage: int, nbytes: int) -> None:
+    """Node ``g`` saved a tensor of ``storage``: its bytes show on ``g`` if none held it."""
+    holders = state.holders.get(storage, ())
+    state.holders[storage] = (*holders, g)
+    _add(state.saved, g, 1, 0 if holders else nbytes)
+
+
+def _let_go(state: Scene, g: int, storage: int, nbytes: int) -> None:
+    """Node ``g`` freed a tensor of ``storage``: its bytes move to the next node holding
+    it, or count as released on ``g`` where none does."""
+    holders = list(state.holders.pop(storage, ()))
+    first = bool(holders) and holders[0] == g
+    if g in holders:
+        holders.remove(g)
+    _add(state.saved, g, -1, -nbytes if first else 0)
+    if holders:
+        state.holders[storage] = tuple(holders)
+        if first:
+            _add(state.saved, holders[0], 0, nbytes)
+    _add(state.freed, g, 1, 0 if holders else nbytes)
+
+
 def _copied(scene: Scene) -> Scene:
     return replace(
         scene,
@@ -85,6 +111,7 @@ def _copied(scene: Scene) -> Scene:
         ran=dict(scene.ran),
         saved=dict(scene.saved),
         freed=dict(scene.freed),
+        holders=dict(scene.holders),
         grads=dict(scene.grads),
         hooks=dict(scene.hooks),
         module_hooks=dict(scene.module_hooks),
@@ -104,11 +131,9 @@ def scenes(events: Sequence[Event], graph: RecordedGraph) -> list[Scene]:
         elif e.kind is EventKind.BACKWARD:
             state.ran[g] = state.ran.get(g, 0) + 1
         elif e.kind is EventKind.SAVED:
-            _add(state.saved, g, 1, 0 if details.get("alias") else details["bytes"])
+            _hold(state, g, details["storage"], details["storage_bytes"])
         elif e.kind is EventKind.FREED:
-            released = details["bytes"] if details.get("released") else 0
-            _add(state.saved, g, -1, -released)
-            _add(state.freed, g, 1, released)
+            _let_go(state, g, details["storage"], details["storage_bytes"])
         elif e.kind is EventKind.GRAD and g is not None:
             held = details.get("accumulated_norm")  # what .grad holds now
             if held is None:  # not known (an integer or meta gradient): no number to show

@@ -18,6 +18,7 @@ import linecache
 import os
 import shutil
 import warnings
+from collections import Counter
 from collections.abc import Iterator
 
 import numpy as np
@@ -252,3 +253,31 @@ def test_where_the_systems_fonts_cannot_be_listed_hangul_is_measured_one_em_wide
     with pytest.warns(UserWarning, match="no Korean font is installed"):
         width = fonts.text_width("역전파", 13)
     assert width == 3 * 13
+
+
+def test_the_saved_badges_add_up_to_the_memory_strip(course_events):
+    """What the boxes say they hold is what the strip says is held, on every frame: a storage
+    two nodes save shows on one of them, and moves to the other when the first lets it go."""
+    moved = 0
+    for unit, recordings in course_events.items():
+        for k, events in enumerate(recordings):
+            film = FrameStore(events)
+            for step, event in enumerate(events):
+                scene = film.scene(step)
+                shown = sum(nbytes for _, nbytes in scene.saved.values())
+                assert shown == event.memory.saved_bytes, (unit, k, step + 1, scene.saved)
+                held = {}
+                for e in events[: step + 1]:
+                    if e.kind is gradgraph.EventKind.SAVED:
+                        held.setdefault(e.node, []).append(e.details["storage"])
+                    elif e.kind is gradgraph.EventKind.FREED:
+                        held[e.node].remove(e.details["storage"])
+                counts = Counter()
+                for node, storages in held.items():
+                    counts[film.graph.group_of[node]] += len(storages)
+                assert {g: n for g, (n, _) in scene.saved.items()} == +counts, (unit, k, step)
+                moved += any(
+                    e.kind is gradgraph.EventKind.FREED and not e.details["released"]
+                    for e in events[: step + 1]
+                )
+    assert moved, "no course recording frees a tensor whose storage another node still holds"
