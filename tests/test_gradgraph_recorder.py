@@ -548,6 +548,7 @@ def test_alias_saved_twice_counted_once(xw):
         y = x * x
     saved = of_kind(rec, EventKind.SAVED)
     assert [e.details["alias"] for e in saved] == [False, True]
+    assert [e.details["storage"] for e in saved] == [0, 0]  # one storage, named once
     assert saved[-1].memory.saved_bytes == 12
     del y
     freed = of_kind(rec, EventKind.FREED)
@@ -772,3 +773,18 @@ def test_a_dropped_recording_is_freed_at_once_not_by_the_garbage_collector(xw):
         assert [part() for part in parts] == [None] * len(parts)
     finally:
         gc.enable()
+
+
+def test_a_saved_view_counts_its_whole_storage():
+    """A saved view keeps its base alive: the memory figure counts the base's bytes, and so do
+    the details (storage_bytes) beside the view's own (bytes)."""
+    base = torch.ones(4, 3, requires_grad=True)
+    with gradgraph.record() as rec:
+        y = base[:1].exp()  # saves its result, whose storage is its own
+        z = base.expand(2, 4, 3).sin()  # saves the expanded leaf: a view of base's storage
+    del y, z
+    saved = of_kind(rec, EventKind.SAVED)
+    facts = [(e.name, e.details["bytes"], e.details["storage_bytes"]) for e in saved]
+    assert facts == [("ExpBackward0", 12, 12), ("SinBackward0", 96, 48)]
+    assert saved[-1].memory.saved_bytes == 12 + 48
+    rec.close()
