@@ -100,6 +100,40 @@ def test_put_back_restores_patched_library_classes_and_names_them():
     assert put_back() == []
 
 
+def test_put_back_restores_autograds_switches_and_names_them():
+    """A saved_tensors_hooks left open would hook every graph a test builds (and its unpack
+    hook decides what reading a saved tensor says); grad mode and torch's modes likewise."""
+    from torch.overrides import TorchFunctionMode
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    put_back = take_snapshot()
+    try:
+        torch.set_grad_enabled(False)
+        torch.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t).__enter__()
+        torch.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: 1 / 0).__enter__()
+        TorchFunctionMode().__enter__()  # each of them refuses every call
+        TorchDispatchMode().__enter__()
+    finally:
+        changed = put_back()
+    assert changed == [
+        "a torch function mode",
+        "a torch dispatch mode",
+        "torch.is_grad_enabled()",
+        "torch.autograd.graph.saved_tensors_hooks",
+    ]
+    assert torch.is_grad_enabled()
+    assert torch._C._autograd._top_saved_tensors_default_hooks(False) is None
+    assert torch._C._autograd._saved_tensors_hooks_is_enabled()
+    assert torch._C._len_torch_function_stack() == torch._C._len_torch_dispatch_stack() == 0
+    x = torch.ones(2, requires_grad=True)
+    assert x.exp().grad_fn is not None
+    left_open = torch.autograd.graph.disable_saved_tensors_hooks("no hooks")
+    left_open.__enter__()
+    assert put_back() == ["torch.autograd.graph.disable_saved_tensors_hooks"]
+    assert torch._C._autograd._saved_tensors_hooks_is_enabled()
+    assert put_back() == []
+
+
 def test_the_channel_ignores_later_patches_of_json_and_os(monkeypatch):
     reading, writing = os.pipe()
     receive, send = open_channel(reading, writing)

@@ -9,8 +9,9 @@ Three layers, each set up before any learner code runs:
   ``module.name = ...`` changes what the notebook sees, never what those functions call;
 * :func:`take_snapshot` records what tests rely on (builtins, the modules in ``sys.modules``,
   the namespaces of torch, the course's packages and the standard-library modules the worker
-  uses, and the class attributes of torch's Python classes and the course's own) and returns
-  a function that reports what changed and puts it back.
+  uses, the class attributes of torch's Python classes and the course's own, and autograd's
+  process-wide switches: grad mode, saved-tensor hooks, torch function and dispatch modes) and
+  returns a function that reports what changed and puts it back.
 
 Example::
 
@@ -31,6 +32,7 @@ import contextlib
 import sys
 import types
 from collections.abc import Callable, Iterable
+from functools import partial
 from typing import Any
 
 from autograder.grading.audit import PROTECTED
@@ -185,6 +187,54 @@ def _settle_optimizers() -> None:
                 kind([parameter])
 
 
+def _autograd_switches() -> Callable[[list[Any]], list[str]]:
+    """Record autograd's switches that change what a test sees, not held in any namespace:
+    grad mode, the stack of default saved-tensor hooks (a ``saved_tensors_hooks`` left open
+    would hook every graph a test builds, and a hook decides what reading a saved tensor
+    says), whether saved-tensor hooks are allowed, and the stacks of torch function and
+    dispatch modes. Return ``put_back(graveyard)``, which restores them (what it pops goes to
+    ``graveyard``) and names what had changed."""
+    import torch
+
+    autograd = torch._C._autograd
+    grad_enabled, set_grad_enabled = torch._C.is_grad_enabled, torch._C._set_grad_enabled
+    top_hooks = autograd._top_saved_tensors_default_hooks
+    pop_hooks = autograd._pop_saved_tensors_default_hooks
+    hooks_allowed = autograd._saved_tensors_hooks_is_enabled
+    allow_hooks = autograd._saved_tensors_hooks_enable
+    stacks = [
+        ("a torch function mode", torch._C._len_torch_function_stack,
+         torch._C._pop_torch_function_stack),
+        ("a torch dispatch mode", torch._C._len_torch_dispatch_stack,
+         partial(torch._C._pop_torch_dispatch_stack, None)),  # None: a mode of no infra key
+    ]  # fmt: skip
+    grad_was, depths = grad_enabled(), [depth() for _, depth, _ in stacks]
+    if top_hooks(False) is not None or not hooks_allowed():
+        raise RuntimeError("take_snapshot() must run with no saved-tensor hooks set")
+
+    def put_back(graveyard: list[Any]) -> list[str]:
+        changed = []
+        for (label, depth, pop), was in zip(stacks, depths, strict=True):  # first: a mode
+            if depth() != was:  # sees the torch calls below
+                changed.append(label)
+                while depth() > was:
+                    graveyard.append(pop())
+        if grad_enabled() is not grad_was:
+            changed.append("torch.is_grad_enabled()")
+            set_grad_enabled(grad_was)
+        if top_hooks(False) is not None:
+            changed.append("torch.autograd.graph.saved_tensors_hooks")
+            while (hooks := top_hooks(False)) is not None:
+                graveyard.append(hooks)
+                pop_hooks()
+        if not hooks_allowed():
+            changed.append("torch.autograd.graph.disable_saved_tensors_hooks")
+            allow_hooks()
+        return changed
+
+    return put_back
+
+
 def take_snapshot() -> Callable[[], list[str]]:
     """Record the state tests rely on; return ``put_back()``, which restores it and returns
     the names of what had changed (``[]`` when nothing had)."""
@@ -227,6 +277,7 @@ def take_snapshot() -> Callable[[], list[str]]:
         for key, function in namespace.items()
         if type(function) is _FunctionType and function.__kwdefaults__
     ]
+    put_back_switches = _autograd_switches()
     path, meta_path = list(sys.path), list(sys.meta_path)
     # Bound here: put_back runs right after the notebook's code, before builtins are restored.
     builtins_namespace, loaded = vars(builtins), sys.modules
@@ -280,6 +331,6 @@ def take_snapshot() -> Callable[[], list[str]]:
         if sys.path != path or sys.meta_path != meta_path:
             changed.append("sys.path")
             sys.path[:], sys.meta_path[:] = path, meta_path
-        return changed
+        return changed + put_back_switches(graveyard)
 
     return put_back
