@@ -17,7 +17,9 @@ from tests.conftest import ROOT
 _ARMED = """
 import json, sys
 import torch, torch._decomp.decompositions_for_jvp, torch._dynamo, torch.optim
+import torch._functorch.predispatch
 import gradgraph, gradgraph.player
+torch._functorch.predispatch.lazy_load_decompositions()  # as the worker preloads it
 from autograder.grading import stack
 from autograder.grading.audit import install_audit_hook
 from autograder.grading.guard import withdraw_unaudited
@@ -197,6 +199,39 @@ def test_no_notebook_opens_a_process_memory(tmp_path):
     }
     assert not let_through, let_through
     refused = [message for kind, message in results.values() if kind == "RuntimeError"]
+    assert all("the grading sandbox" in message for message in refused), results
+
+
+def test_no_notebook_puts_its_own_kernel_in_place_of_torchs(tmp_path):
+    """torch.library would make aten::eq answer True, or aten::abs return zeros, under every
+    test's computations; no way to reach the dispatcher's library maker is left."""
+    results = _armed(
+        """
+        import importlib, torch.library
+        probe = lambda: torch.tensor([-1.0]).abs().tolist()
+        def impl(kind, namespace="aten"):
+            library = torch.library.Library(namespace, kind)
+            library.impl("abs", lambda x: torch.zeros_like(x), "CPU")
+            return probe()
+        attempt("IMPL", lambda: impl("IMPL"))
+        attempt("FRAGMENT", lambda: impl("FRAGMENT"))
+        attempt("decorator", lambda: torch.library.impl("aten::abs", "CPU")(
+            lambda x: torch.zeros_like(x)) and probe())
+        def copied(x: torch.Tensor) -> torch.Tensor:
+            return x.clone()
+        attempt("custom op", lambda: torch.library.custom_op("mine::f", mutates_args=())(copied))
+        attempt("through torch._C", lambda: torch._C._dispatch_library(
+            "IMPL", "aten", "CPU", "", 0))
+        attempt("after a reload", lambda: importlib.reload(torch.library).Library(
+            "aten", "IMPL"))
+        attempt("still torch's", probe)
+        """,
+        tmp_path,
+    )
+    still = results.pop("still torch's")
+    assert still == ["ran", "[1.0]"], still
+    refused = [message for kind, message in results.values() if kind == "RuntimeError"]
+    assert len(refused) == len(results), results
     assert all("the grading sandbox" in message for message in refused), results
 
 

@@ -109,6 +109,8 @@ def test_put_back_restores_autograds_switches_and_names_them():
     put_back = take_snapshot()
     try:
         torch.set_grad_enabled(False)
+        python_dispatcher = torch._C._EnablePythonDispatcher()  # runs kernels of the notebook's
+        torch._C._dispatch_tls_set_dispatch_key_excluded(torch._C.DispatchKey.AutogradCPU, True)
         torch.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t).__enter__()
         torch.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: 1 / 0).__enter__()
         TorchFunctionMode().__enter__()  # each of them refuses every call
@@ -116,6 +118,8 @@ def test_put_back_restores_autograds_switches_and_names_them():
     finally:
         changed = put_back()
     assert changed == [
+        "torch's included dispatch keys",
+        "torch's excluded dispatch keys",
         "a torch function mode",
         "a torch dispatch mode",
         "torch.is_grad_enabled()",
@@ -125,8 +129,13 @@ def test_put_back_restores_autograds_switches_and_names_them():
     assert torch._C._autograd._top_saved_tensors_default_hooks(False) is None
     assert torch._C._autograd._saved_tensors_hooks_is_enabled()
     assert torch._C._len_torch_function_stack() == torch._C._len_torch_dispatch_stack() == 0
+    include = torch._C._dispatch_tls_local_include_set()
+    assert not include.has(torch._C.DispatchKey.PythonDispatcher)
+    assert not torch._C._dispatch_tls_local_exclude_set().has(torch._C.DispatchKey.AutogradCPU)
     x = torch.ones(2, requires_grad=True)
     assert x.exp().grad_fn is not None
+    del python_dispatcher  # its end puts back what it found: put back already
+    assert put_back() == []
     left_open = torch.autograd.graph.disable_saved_tensors_hooks("no hooks")
     left_open.__enter__()
     assert put_back() == ["torch.autograd.graph.disable_saved_tensors_hooks"]

@@ -64,16 +64,19 @@ def seal(module: types.ModuleType) -> None:
 
 def withdraw_unaudited() -> None:
     """Put a function that refuses in place of each library function that would hand a
-    notebook a running frame, or a process of its own, where the audit hook cannot see it,
-    in every namespace that holds it (found through the garbage collector, before any learner
-    code runs).
+    notebook a running frame, a process of its own or torch's kernels, where the audit hook
+    cannot see it, in every namespace that holds it (found through the garbage collector,
+    before any learner code runs).
 
     A signal handler is called with the frame that was running (``signal.signal``), TorchDynamo
     calls back with each frame about to run (``set_eval_frame`` and its kin), and
     ``_imp.create_builtin`` would make a fresh ``_signal`` module with its ``signal``.
     ``_posixsubprocess.fork_exec`` runs any program (``subprocess`` raises the audit event, not
     it): a Python started that way would have no audit hook, and could read the worker's
-    memory.
+    memory. ``torch._C._dispatch_library`` (under ``torch.library.Library``) would put a
+    kernel of the notebook's in place of torch's own (``aten::eq`` answering True), under
+    every test's computations; what torch registers lazily is loaded before (see the
+    worker's preload).
 
     Example (in a child process of its own: what it withdraws stays withdrawn)::
 
@@ -101,6 +104,7 @@ def withdraw_unaudited() -> None:
         "signal.signal": [_signal.signal, signal.signal],
         "_imp.create_builtin": [_imp.create_builtin],
         "_posixsubprocess.fork_exec": [_posixsubprocess.fork_exec],
+        "torch._C._dispatch_library": [torch._C._dispatch_library],
         **{
             f"torch._C._dynamo.eval_frame.{name}": [getattr(frames, name)]
             for name in (
@@ -189,11 +193,12 @@ def _settle_optimizers() -> None:
 
 def _autograd_switches() -> Callable[[list[Any]], list[str]]:
     """Record autograd's switches that change what a test sees, not held in any namespace:
+    the thread's included and excluded dispatch keys (the Python dispatcher, which runs
+    kernels a notebook can write, is one), the stacks of torch function and dispatch modes,
     grad mode, the stack of default saved-tensor hooks (a ``saved_tensors_hooks`` left open
     would hook every graph a test builds, and a hook decides what reading a saved tensor
-    says), whether saved-tensor hooks are allowed, and the stacks of torch function and
-    dispatch modes. Return ``put_back(graveyard)``, which restores them (what it pops goes to
-    ``graveyard``) and names what had changed."""
+    says) and whether saved-tensor hooks are allowed. Return ``put_back(graveyard)``, which
+    restores them (what it pops goes to ``graveyard``) and names what had changed."""
     import torch
 
     autograd = torch._C._autograd
@@ -202,6 +207,13 @@ def _autograd_switches() -> Callable[[list[Any]], list[str]]:
     pop_hooks = autograd._pop_saved_tensors_default_hooks
     hooks_allowed = autograd._saved_tensors_hooks_is_enabled
     allow_hooks = autograd._saved_tensors_hooks_enable
+    keys = tuple(torch._C.DispatchKey.__members__.values())
+    key_sets = [  # the thread's dispatch keys: the Python dispatcher's among them
+        ("torch's included dispatch keys", torch._C._dispatch_tls_local_include_set,
+         torch._C._dispatch_tls_set_dispatch_key_included),
+        ("torch's excluded dispatch keys", torch._C._dispatch_tls_local_exclude_set,
+         torch._C._dispatch_tls_set_dispatch_key_excluded),
+    ]  # fmt: skip
     stacks = [
         ("a torch function mode", torch._C._len_torch_function_stack,
          torch._C._pop_torch_function_stack),
@@ -209,12 +221,20 @@ def _autograd_switches() -> Callable[[list[Any]], list[str]]:
          partial(torch._C._pop_torch_dispatch_stack, None)),  # None: a mode of no infra key
     ]  # fmt: skip
     grad_was, depths = grad_enabled(), [depth() for _, depth, _ in stacks]
+    key_sets_were = [tuple(map(read().has, keys)) for _, read, _ in key_sets]
     if top_hooks(False) is not None or not hooks_allowed():
         raise RuntimeError("take_snapshot() must run with no saved-tensor hooks set")
 
     def put_back(graveyard: list[Any]) -> list[str]:
         changed = []
-        for (label, depth, pop), was in zip(stacks, depths, strict=True):  # first: a mode
+        for (label, read, switch), was in zip(key_sets, key_sets_were, strict=True):
+            now = tuple(map(read().has, keys))  # by key: a set's bits may differ, not its keys
+            if now != was:
+                changed.append(label)
+                for key, key_was, key_now in zip(keys, was, now, strict=True):
+                    if key_now != key_was:
+                        switch(key, key_was)
+        for (label, depth, pop), was in zip(stacks, depths, strict=True):  # then modes: a mode
             if depth() != was:  # sees the torch calls below
                 changed.append(label)
                 while depth() > was:

@@ -114,6 +114,7 @@ def _preload() -> None:
     # forward AD and torch.func import it on first use, and TorchScript reads frames to build it
     import torch._decomp.decompositions_for_jvp  # noqa: F401
     import torch._dynamo  # noqa: F401  (optimizers import it lazily, reading frames)
+    import torch._functorch.predispatch
     import torch.optim  # noqa: F401
 
     import autograder.checks  # noqa: F401
@@ -129,6 +130,9 @@ def _preload() -> None:
 
     load_catalogs()  # a translated notebook's checks speak its language (autograder.i18n)
 
+    # torch.func's vmap registers its decompositions (a torch.library.Library) on first use;
+    # the guard withdraws the library maker before any notebook runs
+    torch._functorch.predispatch.lazy_load_decompositions()
     torch.set_num_threads(1)
     for name, module in list(sys.modules.items()):
         if module is not None and name.startswith(_SEALED):
