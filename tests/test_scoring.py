@@ -100,6 +100,27 @@ def test_put_back_restores_patched_library_classes_and_names_them():
     assert put_back() == []
 
 
+def test_put_back_removes_hooks_left_on_every_module_or_optimizer():
+    from torch.optim.optimizer import register_optimizer_step_pre_hook
+
+    put_back = take_snapshot()
+    layer = torch.nn.Linear(2, 2)
+    try:
+        torch.nn.modules.module.register_module_forward_hook(lambda m, i, o: o * 0)
+        torch.nn.modules.module.register_module_full_backward_hook(lambda m, gi, go: None)
+        register_optimizer_step_pre_hook(lambda *args: None)
+    finally:
+        changed = put_back()
+    assert changed == [
+        "torch.nn.modules.module._global_is_full_backward_hook",
+        "torch.nn.modules.module._global_backward_hooks",
+        "torch.nn.modules.module._global_forward_hooks",
+        "torch.optim.optimizer._global_optimizer_pre_hooks",
+    ]
+    assert layer(torch.ones(1, 2)).abs().sum() > 0
+    assert put_back() == []
+
+
 def test_put_back_restores_autograds_switches_and_names_them():
     """A saved_tensors_hooks left open would hook every graph a test builds (and its unpack
     hook decides what reading a saved tensor says); grad mode and torch's modes likewise."""

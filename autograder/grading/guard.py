@@ -9,9 +9,10 @@ Three layers, each set up before any learner code runs:
   ``module.name = ...`` changes what the notebook sees, never what those functions call;
 * :func:`take_snapshot` records what tests rely on (builtins, the modules in ``sys.modules``,
   the namespaces of torch, the course's packages and the standard-library modules the worker
-  uses, the class attributes of torch's Python classes and the course's own, and autograd's
-  process-wide switches: grad mode, saved-tensor hooks, torch function and dispatch modes) and
-  returns a function that reports what changed and puts it back.
+  uses, the class attributes of torch's Python classes and the course's own, the hooks torch
+  runs for every module or optimizer, and autograd's process-wide switches: grad mode,
+  saved-tensor hooks, torch function and dispatch modes, dispatch keys) and returns a function
+  that reports what changed and puts it back.
 
 Example::
 
@@ -31,6 +32,7 @@ import builtins
 import contextlib
 import sys
 import types
+from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from functools import partial
 from typing import Any
@@ -41,6 +43,9 @@ __all__ = ["seal", "take_snapshot", "withdraw_unaudited"]
 
 # The standard-library modules the worker's channel and runner use.
 _STDLIB = ("json", "json.encoder", "json.decoder", "os", "io", "struct", "pickle", "codecs")
+# Where torch keeps hooks that run for every module or optimizer (register_module_forward_hook,
+# register_optimizer_step_pre_hook): tables of ``_global_...`` names
+_GLOBAL_HOOKS = ("torch.nn.modules.module", "torch.optim.optimizer")
 _FunctionType = types.FunctionType
 _MISSING = object()
 
@@ -166,7 +171,7 @@ def _same_items(current: Any, saved: Any) -> bool:
     no object of the notebook's is asked to compare itself)."""
     if len(current) != len(saved):
         return False
-    if type(saved) is dict:
+    if type(saved) in (dict, OrderedDict):
         return all(current.get(key, _MISSING) is value for key, value in saved.items())
     if type(saved) is list:
         return all(a is b for a, b in zip(current, saved, strict=True))
@@ -271,6 +276,7 @@ def take_snapshot() -> Callable[[], list[str]]:
         if name.split(".")[0] in ("autograder", "gradgraph", "math", "warnings")
         or name in _STDLIB
         or name in ("torch", "torch.nn", "torch.nn.functional", "torch.autograd", "torch.optim")
+        or name in _GLOBAL_HOOKS
     ]
     namespaces = [(name, vars(module), dict(vars(module))) for name, module in watched]
     torch_modules = [m for n, m in modules.items() if n.startswith(("torch.nn", "torch.optim"))]
@@ -286,9 +292,10 @@ def take_snapshot() -> Callable[[], list[str]]:
     contents = [
         (f"{name}.{key}", value, value.copy())
         for name, _, namespace in namespaces
-        if name.startswith("autograder")
         for key, value in namespace.items()
-        if type(value) in (dict, list, set) and value is not sys.modules
+        if (name.startswith("autograder") and type(value) in (dict, list, set))
+        or (name in _GLOBAL_HOOKS and key.startswith("_global_") and type(value) is OrderedDict)
+        if value is not sys.modules
     ]
     kwdefaults = [
         (f"{name}.{key}", function.__kwdefaults__, dict(function.__kwdefaults__))
