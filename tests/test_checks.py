@@ -122,3 +122,40 @@ def test_call_learner_lets_torchs_advice_about_right_code_pass():
         call_learner(
             "both", lambda x: (float(x * 2), (x * 2).grad), torch.ones((), requires_grad=True)
         )
+
+
+def test_holds_saved_tensors_reads_a_graph_without_the_notebooks_hooks():
+    """Held until backward frees it, for as long as the graph was retained; a slot that saved
+    nothing (a frozen weight's input) holds nothing; hooks of the notebook's, which could say
+    anything, are never run."""
+    from autograder.checks import holds_saved_tensors
+
+    def lie(_):
+        raise RuntimeError("Trying to backward through the graph a second time")
+
+    class Square(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        def backward(ctx, grad):
+            (x,) = ctx.saved_tensors
+            return 2 * x * grad
+
+    x = torch.randn(4, 3, requires_grad=True)
+    frozen = torch.nn.Linear(3, 1).requires_grad_(False)
+    for make in (lambda: x.exp(), lambda: frozen(x), lambda: Square.apply(x)):
+        out = make()
+        assert holds_saved_tensors(out.grad_fn)
+        out.sum().backward(retain_graph=True)
+        assert holds_saved_tensors(out.grad_fn)
+        out.sum().backward()
+        assert not holds_saved_tensors(out.grad_fn)
+    with torch.autograd.graph.saved_tensors_hooks(lambda t: t, lie):
+        hooked = x.exp()
+    lying = x.sin()
+    lying.grad_fn._raw_saved_self.register_hooks(lambda t: t, lie)
+    assert holds_saved_tensors(hooked.grad_fn) and holds_saved_tensors(lying.grad_fn)
+    assert not holds_saved_tensors(None) and not holds_saved_tensors((x + 1).grad_fn)

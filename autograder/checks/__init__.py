@@ -32,6 +32,7 @@ from typing import Any
 
 import torch
 
+from autograder.checks.buffers import holds_saved_tensors
 from autograder.checks.evidence import describe, type_label
 from autograder.checks.first_predictions import read_first_predictions
 from autograder.checks.live import every_warning, shows_outcome
@@ -60,6 +61,7 @@ __all__ = [
     "expect_mapping",
     "expect_tensor",
     "expect_type",
+    "holds_saved_tensors",
     "reveal_prediction",
     "say",
     "send_records_to",
