@@ -112,7 +112,6 @@ def test_put_back_removes_hooks_left_on_every_module_or_optimizer():
     finally:
         changed = put_back()
     assert changed == [
-        "torch.nn.modules.module._global_is_full_backward_hook",
         "torch.nn.modules.module._global_backward_hooks",
         "torch.nn.modules.module._global_forward_hooks",
         "torch.optim.optimizer._global_optimizer_pre_hooks",

@@ -46,6 +46,9 @@ _STDLIB = ("json", "json.encoder", "json.decoder", "os", "io", "struct", "pickle
 # Where torch keeps hooks that run for every module or optimizer (register_module_forward_hook,
 # register_optimizer_step_pre_hook): tables of ``_global_...`` names
 _GLOBAL_HOOKS = ("torch.nn.modules.module", "torch.optim.optimizer")
+# What torch sets and never puts back itself (which kind the global backward hooks are, left
+# set after they are removed): it changes nothing while their table is empty
+_FLAGS = frozenset({"torch.nn.modules.module._global_is_full_backward_hook"})
 _FunctionType = types.FunctionType
 _MISSING = object()
 
@@ -278,7 +281,10 @@ def take_snapshot() -> Callable[[], list[str]]:
         or name in ("torch", "torch.nn", "torch.nn.functional", "torch.autograd", "torch.optim")
         or name in _GLOBAL_HOOKS
     ]
-    namespaces = [(name, vars(module), dict(vars(module))) for name, module in watched]
+    namespaces = [
+        (name, vars(module), {k: v for k, v in vars(module).items() if f"{name}.{k}" not in _FLAGS})
+        for name, module in watched
+    ]
     torch_modules = [m for n, m in modules.items() if n.startswith(("torch.nn", "torch.optim"))]
     course_modules = [
         m
