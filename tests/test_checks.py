@@ -159,3 +159,46 @@ def test_holds_saved_tensors_reads_a_graph_without_the_notebooks_hooks():
     lying.grad_fn._raw_saved_self.register_hooks(lambda t: t, lie)
     assert holds_saved_tensors(hooked.grad_fn) and holds_saved_tensors(lying.grad_fn)
     assert not holds_saved_tensors(None) and not holds_saved_tensors((x + 1).grad_fn)
+
+
+def test_tensors_made_without_device_are_seen_where_they_meet_the_inputs():
+    """A tensor made without device= lands on the meta device, and the first operation that
+    gets it together with the inputs is named; what runs on a GPU is not counted (a 0-dim
+    tensor, device=x.device, *_like, .to(x.device), an index, values read, Adam's own step);
+    and the mode is gone afterwards, even when the code inside raised."""
+    import contextlib
+
+    from autograder.checks import tensors_made_without_device
+
+    x = torch.randn(3, requires_grad=True)
+    depth = torch._C._len_torch_function_stack()
+
+    def seen(code):
+        with tensors_made_without_device() as made, contextlib.suppress(RuntimeError):
+            code()
+        assert torch._C._len_torch_function_stack() == depth
+        return made.met_in, made.factory, made.shape
+
+    assert seen(lambda: x + torch.zeros(3)) == ("add", "torch.zeros", (3,))
+    assert seen(lambda: torch.nn.functional.mse_loss(x, torch.tensor([1.0, 2.0, 3.0]))) == (
+        "mse_loss", "torch.tensor", (3,))
+    loss = (x * 2).sum()
+    assert seen(lambda: torch.autograd.grad(loss.expand(2), x, torch.ones(2))) == (
+        "grad", "torch.ones", (2,))
+    layer = torch.nn.Linear(3, 2)
+    adam = torch.optim.Adam(layer.parameters())
+
+    def fair():
+        total = torch.tensor(0.0) + x.sum() + torch.zeros((), device=x.device)
+        total = total + (torch.ones_like(x) * x.new_zeros(3) * torch.ones(3).to(x.device)).sum()
+        total = total + x[torch.arange(2)].sum() + sum(torch.tensor([1.0, 2.0]).tolist())
+        total = total + torch.as_tensor(x).sum() + layer(x).sum()
+        adam.zero_grad()
+        total.backward()
+        adam.step()
+
+    assert seen(fair) == (None, None, None)
+    with pytest.raises(ZeroDivisionError), tensors_made_without_device():
+        torch.zeros(2) / 0 + 1 // 0
+    assert torch._C._len_torch_function_stack() == depth
+    assert torch.zeros(2).device.type == "cpu"

@@ -33,6 +33,7 @@ from typing import Any
 import torch
 
 from autograder.checks.buffers import holds_saved_tensors
+from autograder.checks.devices import MadeWithoutDevice, tensors_made_without_device
 from autograder.checks.evidence import describe, type_label
 from autograder.checks.first_predictions import read_first_predictions
 from autograder.checks.live import every_warning, shows_outcome
@@ -52,6 +53,7 @@ from autograder.i18n import translate
 
 __all__ = [
     "CheckFailed",
+    "MadeWithoutDevice",
     "call_learner",
     "expect",
     "expect_choice",
@@ -66,6 +68,7 @@ __all__ = [
     "say",
     "send_records_to",
     "shows_outcome",
+    "tensors_made_without_device",
 ]
 
 _callable = callable
