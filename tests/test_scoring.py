@@ -100,6 +100,36 @@ def test_put_back_restores_patched_library_classes_and_names_them():
     assert put_back() == []
 
 
+def test_put_back_restores_functions_deep_in_torch_that_tests_call_through():
+    """torch.autograd.grad runs torch.autograd.graph's engine call, torch.equal's kin live in
+    private modules: a patch anywhere in torch is put back and named, and an honest cell that
+    only imports more of torch changes nothing."""
+    import torch.autograd.graph
+    import torch.testing._comparison
+
+    put_back = take_snapshot()
+    original = torch.autograd.graph._engine_run_backward, torch.testing._comparison.assert_close
+    try:
+        torch.autograd.graph._engine_run_backward = lambda *args, **kwargs: None
+        torch.testing._comparison.assert_close = lambda *args, **kwargs: None
+        del torch.autograd.graph.register_multi_grad_hook
+    finally:
+        changed = put_back()
+    assert sorted(changed) == [
+        "torch.autograd.graph._engine_run_backward",
+        "torch.autograd.graph.register_multi_grad_hook",
+        "torch.testing._comparison.assert_close",
+    ]
+    assert (torch.autograd.graph._engine_run_backward, torch.testing._comparison.assert_close) == (
+        original
+    )
+    x = torch.ones(2, requires_grad=True)
+    assert torch.autograd.grad((x * 3).sum(), x)[0].tolist() == [3.0, 3.0]
+    import torch.distributions  # noqa: F401  (more of torch, loaded by honest code)
+
+    assert put_back() == []
+
+
 def test_put_back_removes_hooks_left_on_every_module_or_optimizer():
     from torch.optim.optimizer import register_optimizer_step_pre_hook
 

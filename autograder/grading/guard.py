@@ -9,10 +9,11 @@ Three layers, each set up before any learner code runs:
   ``module.name = ...`` changes what the notebook sees, never what those functions call;
 * :func:`take_snapshot` records what tests rely on (builtins, the modules in ``sys.modules``,
   the namespaces of torch, the course's packages and the standard-library modules the worker
-  uses, the class attributes of torch's Python classes and the course's own, the hooks torch
-  runs for every module or optimizer, and autograd's process-wide switches: grad mode,
-  saved-tensor hooks, torch function and dispatch modes, dispatch keys) and returns a function
-  that reports what changed and puts it back.
+  uses, the functions and classes of every other torch module, the class attributes of
+  torch's Python classes and the course's own, the hooks torch runs for every module or
+  optimizer, and autograd's process-wide switches: grad mode, saved-tensor hooks, torch
+  function and dispatch modes, dispatch keys) and returns a function that reports what
+  changed and puts it back.
 
 Example::
 
@@ -35,6 +36,8 @@ import types
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from functools import partial
+from itertools import repeat
+from operator import is_not
 from typing import Any
 
 from autograder.grading.audit import PROTECTED
@@ -50,6 +53,8 @@ _GLOBAL_HOOKS = ("torch.nn.modules.module", "torch.optim.optimizer")
 # set after they are removed): it changes nothing while their table is empty
 _FLAGS = frozenset({"torch.nn.modules.module._global_is_full_backward_hook"})
 _FunctionType = types.FunctionType
+_dict_get = dict.get
+_FUNCTION_TYPES = (types.FunctionType, types.BuiltinFunctionType, partial)
 _MISSING = object()
 
 
@@ -169,6 +174,16 @@ def _classes(modules: Iterable[types.ModuleType]) -> list[type]:
     return list(found.values())
 
 
+def _functions(namespace: dict[str, Any]) -> dict[str, Any]:
+    """The functions and classes in a module's namespace (by type alone: nothing in it is
+    asked anything, so a lazy or deprecated attribute runs no code)."""
+    return {
+        key: value
+        for key, value in namespace.items()
+        if type(value) in _FUNCTION_TYPES or issubclass(type(value), type)
+    }
+
+
 def _same_items(current: Any, saved: Any) -> bool:
     """Whether a container still holds the very objects it held (compared by identity, so that
     no object of the notebook's is asked to compare itself)."""
@@ -285,6 +300,19 @@ def take_snapshot() -> Callable[[], list[str]]:
         (name, vars(module), {k: v for k, v in vars(module).items() if f"{name}.{k}" not in _FLAGS})
         for name, module in watched
     ]
+    watched_names = {name for name, _ in watched}
+    function_spaces = [  # every other torch module: its functions and classes, which a test
+        (name, vars(module), _functions(vars(module)))  # may call through (torch.autograd.grad
+        for name, module in modules.items()  # runs torch.autograd.graph's engine call)
+        if name.startswith("torch.") and name not in watched_names
+    ]
+    # the same, flat: a thousand namespaces compared in one pass that runs in C
+    function_entries = [
+        (current, key, value)
+        for _, current, saved in function_spaces
+        for key, value in saved.items()
+    ]
+    flat_spaces, flat_keys, flat_values = zip(*function_entries, strict=True)
     torch_modules = [m for n, m in modules.items() if n.startswith(("torch.nn", "torch.optim"))]
     course_modules = [
         m
@@ -341,6 +369,10 @@ def take_snapshot() -> Callable[[], list[str]]:
                 loaded[name] = module
         for name, current, saved in namespaces:
             changed += put_back_namespace(name, current, saved, strict=False)
+        found = map(_dict_get, flat_spaces, flat_keys, repeat(_MISSING))
+        if any(map(is_not, found, flat_values)):
+            for name, current, saved in function_spaces:
+                changed += put_back_namespace(name, current, saved, strict=False)
         for label, kind, saved in classes:
             current = vars(kind)
             for key, value in saved.items():
