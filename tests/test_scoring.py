@@ -86,17 +86,20 @@ def test_two_runs_must_make_the_same_records():
 
 
 def test_put_back_restores_patched_library_classes_and_names_them():
+    import stat  # what the checks use to read first predictions
+
     put_back = take_snapshot()
-    original = torch.Tensor.__sub__, torch.nn.Linear.forward, json.dumps
+    original = torch.Tensor.__sub__, torch.nn.Linear.forward, json.dumps, stat.S_ISREG
     try:
         torch.Tensor.__sub__ = lambda self, other: self
         torch.nn.Linear.forward = lambda self, x: x
         json.dumps = lambda *args, **kwargs: ""
+        stat.S_ISREG = lambda mode: True
     finally:
         changed = put_back()
-    assert {"json.dumps", "torch.nn.modules.linear.Linear.forward"} <= set(changed)
+    assert {"json.dumps", "torch.nn.modules.linear.Linear.forward", "stat.S_ISREG"} <= set(changed)
     assert any(name.endswith("Tensor.__sub__") for name in changed)
-    assert (torch.Tensor.__sub__, torch.nn.Linear.forward, json.dumps) == original
+    assert (torch.Tensor.__sub__, torch.nn.Linear.forward, json.dumps, stat.S_ISREG) == original
     assert put_back() == []
 
 

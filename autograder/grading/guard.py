@@ -44,8 +44,12 @@ from autograder.grading.audit import PROTECTED
 
 __all__ = ["seal", "take_snapshot", "withdraw_unaudited"]
 
-# The standard-library modules the worker's channel and runner use.
-_STDLIB = ("json", "json.encoder", "json.decoder", "os", "io", "struct", "pickle", "codecs")
+# The standard-library modules the worker's channel and runner, and the checks, use.
+_STDLIB = (
+    *("json", "json.encoder", "json.decoder", "os", "io", "struct", "pickle", "codecs"),
+    *("re", "stat", "textwrap", "contextlib", "dataclasses", "functools", "pathlib", "types"),
+    "traceback",
+)
 # Where torch keeps hooks that run for every module or optimizer (register_module_forward_hook,
 # register_optimizer_step_pre_hook): tables of ``_global_...`` names
 _GLOBAL_HOOKS = ("torch.nn.modules.module", "torch.optim.optimizer")
