@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import logging
+import warnings
+
 import pytest
 import torch
 
@@ -124,6 +127,193 @@ def test_call_learner_lets_torchs_advice_about_right_code_pass():
         )
 
 
+def _reads_a_non_leafs_grad():
+    return (torch.ones(2, requires_grad=True) * 2).grad  # torch warns: a non-leaf's .grad
+
+
+def _ignored():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return _reads_a_non_leafs_grad()
+
+
+def _filtered_for_good():
+    warnings.filterwarnings("ignore")
+    return _reads_a_non_leafs_grad()
+
+
+def _filter_put_first_by_hand():
+    warnings.filters.insert(0, ("ignore", None, Warning, None, 0))
+    warnings._filters_mutated()
+    return _reads_a_non_leafs_grad()
+
+
+def _filters_replaced():
+    filters, warnings.filters = warnings.filters, [("ignore", None, Warning, None, 0)]
+    try:
+        return _reads_a_non_leafs_grad()
+    finally:
+        warnings.filters = filters
+
+
+def _reset_then_ignored():
+    warnings.resetwarnings()
+    warnings.simplefilter("ignore")
+    return _reads_a_non_leafs_grad()
+
+
+def _default_action_ignore():
+    warnings.filters[:] = []
+    warnings.defaultaction = "ignore"
+    return _reads_a_non_leafs_grad()
+
+
+def _made_an_error_and_caught():
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            return _reads_a_non_leafs_grad()
+    except UserWarning:
+        return None
+
+
+def _recorded_in_a_list_of_its_own():
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        return _reads_a_non_leafs_grad()
+
+
+def _showwarning_silenced():
+    shown, warnings.showwarning = warnings.showwarning, lambda *args, **kwargs: None
+    try:
+        return _reads_a_non_leafs_grad()
+    finally:
+        warnings.showwarning = shown
+
+
+def _show_implementation_silenced():
+    shown, warnings._showwarnmsg_impl = warnings._showwarnmsg_impl, lambda message: None
+    try:
+        return _reads_a_non_leafs_grad()
+    finally:
+        warnings._showwarnmsg_impl = shown
+
+
+def _sent_to_logging():
+    logging.captureWarnings(True)
+    try:
+        return _reads_a_non_leafs_grad()
+    finally:
+        logging.captureWarnings(False)
+
+
+def _inside_a_watch_of_its_own():
+    from autograder.checks.live import every_warning
+
+    with every_warning():
+        return _reads_a_non_leafs_grad()
+
+
+def _registry_forged():
+    """Writes the entry that says the warning was shown at its place already, with the
+    filters' version read off an allowed warning (torch's advice) and moved on as one call of
+    warnings._filters_mutated moves it."""
+    warnings.warn("Converting a tensor with requires_grad=True to a scalar", stacklevel=1)
+    registry = globals()["__warningregistry__"]
+    registry["version"] += 1
+    line = _reads_a_non_leafs_grad.__code__.co_firstlineno + 1
+    registry[(_NON_LEAF_GRAD_WARNING, UserWarning, line)] = True
+    return _reads_a_non_leafs_grad()
+
+
+with warnings.catch_warnings(record=True) as _caught:
+    warnings.simplefilter("always")
+    _reads_a_non_leafs_grad()
+_NON_LEAF_GRAD_WARNING = str(_caught[0].message)
+
+
+@pytest.mark.parametrize(
+    "hides",
+    [
+        _ignored,
+        _filtered_for_good,
+        _filter_put_first_by_hand,
+        _filters_replaced,
+        _reset_then_ignored,
+        _default_action_ignore,
+        _made_an_error_and_caught,
+        _recorded_in_a_list_of_its_own,
+        _showwarning_silenced,
+        _show_implementation_silenced,
+        _sent_to_logging,
+        _inside_a_watch_of_its_own,
+        _registry_forged,
+    ],
+)
+def test_call_learner_sees_a_warning_the_learners_code_hides(hides):
+    """Whatever the code does to the warnings machinery while it runs, the warning counts;
+    and what it changed is put back afterwards."""
+    filters, shown, kind = warnings.filters, warnings.showwarning, type(warnings)
+    saved = list(filters)
+    for _ in range(2):
+        with pytest.raises(CheckFailed, match=r"gave a UserWarning:\s+The\s+\.grad\s"):
+            call_learner(hides.__name__, hides)
+    assert type(warnings) is kind and warnings.filters is filters and filters == saved
+    assert warnings.showwarning is shown and not torch.is_warn_always_enabled()
+
+
+def test_call_learner_sees_warnings_hidden_before_the_call_or_by_torchs_own_switches():
+    """An 'ignore' filter set in an earlier cell; torch's once-per-process warning switched
+    back to once (torch.set_warn_always(False)); warnings.warn replaced, which torch's Python
+    code calls through the module (a full backward hook on a module whose input needs no
+    gradient)."""
+
+    def backward_with_create_graph():
+        x = torch.ones(2, requires_grad=True)
+        (x * x).sum().backward(create_graph=True)
+        x.grad = None
+
+    def once_again():
+        torch.set_warn_always(False)
+        try:
+            backward_with_create_graph()
+        finally:
+            torch.set_warn_always(True)
+
+    def python_warning_silenced():
+        warn, warnings.warn = warnings.warn, lambda *args, **kwargs: None
+        try:
+            layer = torch.nn.Linear(2, 2)
+            handle = layer.register_full_backward_hook(lambda *args: None)
+            layer(torch.ones(1, 2)).sum().backward()
+            handle.remove()
+        finally:
+            warnings.warn = warn
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        backward_with_create_graph()  # torch has given its once-per-process warning
+        with pytest.raises(CheckFailed, match=r"gave a UserWarning:\s+The\s+\.grad\s"):
+            call_learner("earlier_filter", _reads_a_non_leafs_grad)
+    with pytest.raises(CheckFailed, match="gave a UserWarning: Using backward"):
+        call_learner("once_again", once_again)
+    with pytest.raises(CheckFailed, match=r"gave a UserWarning:\s+Full\s+backward"):
+        call_learner("python_warning_silenced", python_warning_silenced)
+    assert not torch.is_warn_always_enabled() and torch.set_warn_always.__module__ == "torch"
+    assert torch._C._set_warnAlways.__module__ == "torch._C"
+
+
+def test_call_learner_keeps_the_warnings_torch_silences_itself_silent():
+    """gradcheck's batched check runs torch's old vmap, whose warnings torch filters out where
+    it gives them: an answer that calls it gives no warning of its own."""
+
+    def checked():
+        x = torch.randn(3, dtype=torch.float64, requires_grad=True)
+        return torch.autograd.gradcheck(lambda t: t.cummax(0)[0], (x,), check_batched_grad=True)
+
+    assert call_learner("checked", checked) is True
+
+
 def test_holds_saved_tensors_reads_a_graph_without_the_notebooks_hooks():
     """Held until backward frees it, for as long as the graph was retained; a slot that saved
     nothing (a frozen weight's input) holds nothing; hooks of the notebook's, which could say
@@ -202,3 +392,4 @@ def test_tensors_made_without_device_are_seen_where_they_meet_the_inputs():
         torch.zeros(2) / 0 + 1 // 0
     assert torch._C._len_torch_function_stack() == depth
     assert torch.zeros(2).device.type == "cpu"
+
