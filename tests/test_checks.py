@@ -393,3 +393,41 @@ def test_tensors_made_without_device_are_seen_where_they_meet_the_inputs():
     assert torch._C._len_torch_function_stack() == depth
     assert torch.zeros(2).device.type == "cpu"
 
+
+def test_gradients_from_autograd_tells_a_gradient_autograd_gave_from_one_written_by_hand():
+    """Read from .grad (after retain_grad or backward(inputs=...)), returned by
+    torch.autograd.grad, passed to a hook, or copied from one of those: given. The same
+    numbers written as a formula: not given. A hook's own return value still replaces the
+    gradient, and the mode is gone after the block, even when it raised."""
+    import copy
+
+    from autograder.checks import gradients_from_autograd
+
+    x = torch.tensor([0.5, -1.0], requires_grad=True)
+    passed = {}
+
+    def doubled(grad):
+        passed["y"] = grad
+        return grad * 2
+
+    with gradients_from_autograd() as given:
+        h = torch.tanh(x)
+        h.retain_grad()
+        y = h * h
+        y.register_hook(doubled)
+        y.sum().backward()
+        read = h.grad
+        copies = [read.clone(), read.detach(), read.to(torch.float64), read.data,
+                  copy.deepcopy(read), torch.empty_like(read).copy_(read)]  # fmt: skip
+        returned = torch.autograd.grad((torch.tanh(x) ** 2).sum(), [x])[0]
+        z = torch.tanh(x)
+        z.sum().backward(inputs=[z])
+        as_input = z.grad
+        hand = h.detach()
+        formulas = [2 * hand, torch.ones_like(hand), read * 1, (1 - hand**2) * 2 * hand]
+    assert all(given.includes(t) for t in [read, *copies, returned, passed["y"], as_input])
+    assert not any(given.includes(t) for t in [*formulas, x, h, None, [read]])
+    assert torch.equal(read, 4 * h.detach())  # the hook's doubled gradient reached h
+    with pytest.raises(RuntimeError), gradients_from_autograd():
+        raise RuntimeError("the code inside failed")
+    assert torch._C._len_torch_function_stack() == 0

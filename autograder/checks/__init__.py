@@ -36,6 +36,7 @@ from autograder.checks.buffers import holds_saved_tensors
 from autograder.checks.devices import MadeWithoutDevice, tensors_made_without_device
 from autograder.checks.evidence import describe, type_label
 from autograder.checks.first_predictions import read_first_predictions
+from autograder.checks.gradients import GivenGradients, gradients_from_autograd
 from autograder.checks.live import every_warning, shows_outcome
 from autograder.checks.messages import whole_message
 from autograder.checks.predictions import reveal_prediction
@@ -53,6 +54,7 @@ from autograder.i18n import translate
 
 __all__ = [
     "CheckFailed",
+    "GivenGradients",
     "MadeWithoutDevice",
     "call_learner",
     "expect",
@@ -63,6 +65,7 @@ __all__ = [
     "expect_mapping",
     "expect_tensor",
     "expect_type",
+    "gradients_from_autograd",
     "holds_saved_tensors",
     "reveal_prediction",
     "say",
