@@ -353,8 +353,9 @@ def test_holds_saved_tensors_reads_a_graph_without_the_notebooks_hooks():
 
 def test_tensors_made_without_device_are_seen_where_they_meet_the_inputs():
     """A tensor made without device= lands on the meta device, and the first operation that
-    gets it together with the inputs is named; what runs on a GPU is not counted (a 0-dim
-    tensor, device=x.device, *_like, .to(x.device), an index, values read, Adam's own step);
+    gets it together with the inputs is named, as is a 0-dim one written in place with them;
+    what runs on a GPU is not counted (a 0-dim tensor added to them, device=x.device, *_like,
+    .to(x.device), an index, values read, Adam's own step counters, foreach or not);
     and the mode is gone afterwards, even when the code inside raised."""
     import contextlib
 
@@ -375,17 +376,27 @@ def test_tensors_made_without_device_are_seen_where_they_meet_the_inputs():
     loss = (x * 2).sum()
     assert seen(lambda: torch.autograd.grad(loss.expand(2), x, torch.ones(2))) == (
         "grad", "torch.ones", (2,))
+
+    def written_in_place():
+        total = torch.tensor(0.0)
+        total += x.sum()  # on a GPU: a CPU tensor cannot take a GPU tensor's values in place
+
+    assert seen(written_in_place) == ("add_", "torch.tensor", ())
     layer = torch.nn.Linear(3, 2)
-    adam = torch.optim.Adam(layer.parameters())
+    adams = [torch.optim.Adam(layer.parameters(), foreach=f) for f in (False, True)]
 
     def fair():
         total = torch.tensor(0.0) + x.sum() + torch.zeros((), device=x.device)
         total = total + (torch.ones_like(x) * x.new_zeros(3) * torch.ones(3).to(x.device)).sum()
         total = total + x[torch.arange(2)].sum() + sum(torch.tensor([1.0, 2.0]).tolist())
         total = total + torch.as_tensor(x).sum() + layer(x).sum()
-        adam.zero_grad()
+        total = total + 2.0
+        total += 1.0
+        for adam in adams:
+            adam.zero_grad()
         total.backward()
-        adam.step()
+        for adam in adams:
+            adam.step()
 
     assert seen(fair) == (None, None, None)
     with pytest.raises(ZeroDivisionError), tensors_made_without_device():

@@ -11,7 +11,8 @@ from elsewhere is recorded (and refused by torch, as a GPU would refuse it).
 PyTorch's own rules are kept where they matter:
 
 * a tensor with no dimensions stays on the CPU, as it is: PyTorch lets a 0-dim CPU tensor join
-  tensors on any device (``total = torch.tensor(0.0); total = total + loss`` runs on a GPU);
+  tensors on any device (``total = torch.tensor(0.0); total = total + loss`` runs on a GPU), but
+  not be written in place with them (``total += loss`` fails there), which is counted;
 * ``.to(...)`` moves a tensor made so where it is told, with its values;
 * indexing with, and copying between, tensors on different devices is allowed on a GPU, so
   those operations are not counted.
@@ -116,7 +117,7 @@ class _MadeOnMeta(TorchFunctionMode):
         super().__init__()
         self.log = log
         self.values: dict[int, tuple[torch.Tensor, Made]] = {}  # by id of a meta tensor made
-        self.scalars: set[int] = set()  # ids of the 0-dim tensors made without device=
+        self.scalars: dict[int, Made] = {}  # by id of a 0-dim tensor made, on the CPU
         self.kept: list[torch.Tensor] = []  # every tensor made, alive so that no id is reused
 
     def __torch_function__(
@@ -145,10 +146,10 @@ class _MadeOnMeta(TorchFunctionMode):
             return made
         if _next(_tensors(args), None) is not None:  # from a tensor: it stays on that device
             return made
-        if made.dim() == 0:  # a 0-dim CPU tensor joins tensors on any device
-            self.scalars.add(_id(made))
-            return made
         origin = (f"torch.{_name(func)}", _tuple(made.shape))
+        if made.dim() == 0:  # a 0-dim CPU tensor joins tensors on any device
+            self.scalars[_id(made)] = origin
+            return made
         on_meta = _empty_like(made, device=_META, requires_grad=made.requires_grad)
         self.kept.append(on_meta)
         self.values[_id(on_meta)] = (made, origin)
@@ -162,6 +163,9 @@ class _MadeOnMeta(TorchFunctionMode):
             self.log.met_in = _name(func)
             known = [self.values[_id(t)][1] for t in made if _id(t) in self.values]
             self.log.culprit = known[0] if known else (self.log.made or [None])[0]
+        elif given and _name(func).endswith("_") and _id(tensors[0]) in self.scalars:
+            self.log.met_in = _name(func)  # a 0-dim CPU tensor written with the inputs' values
+            self.log.culprit = self.scalars[_id(tensors[0])]
 
 
 @contextmanager
