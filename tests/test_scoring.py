@@ -153,6 +153,19 @@ def test_put_back_removes_hooks_left_on_every_module_or_optimizer():
     assert put_back() == []
 
 
+def test_put_back_removes_callbacks_left_on_the_garbage_collector():
+    """A gc callback runs at any moment of a test: one could patch and unpatch around a check."""
+    import gc
+
+    put_back = take_snapshot()
+    try:
+        gc.callbacks.append(lambda phase, info: None)
+    finally:
+        changed = put_back()
+    assert changed == ["gc.callbacks"]
+    assert put_back() == []
+
+
 def test_put_back_restores_autograds_switches_and_names_them():
     """A saved_tensors_hooks left open would hook every graph a test builds (and its unpack
     hook decides what reading a saved tensor says); grad mode and torch's modes likewise."""

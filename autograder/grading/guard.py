@@ -11,9 +11,9 @@ Three layers, each set up before any learner code runs:
   the namespaces of torch, the course's packages and the standard-library modules the worker
   uses, the functions and classes of every other torch module, the class attributes of
   torch's Python classes and the course's own, the hooks torch runs for every module or
-  optimizer, and autograd's process-wide switches: grad mode, saved-tensor hooks, torch
-  function and dispatch modes, dispatch keys) and returns a function that reports what
-  changed and puts it back.
+  optimizer, the garbage collector's callbacks, and autograd's process-wide switches: grad
+  mode, saved-tensor hooks, torch function and dispatch modes, dispatch keys) and returns a
+  function that reports what changed and puts it back.
 
 Example::
 
@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import gc
 import sys
 import types
 from collections import OrderedDict
@@ -107,7 +108,6 @@ def withdraw_unaudited() -> None:
     import _imp
     import _posixsubprocess
     import _signal
-    import gc
     import importlib
     import signal
 
@@ -335,6 +335,8 @@ def take_snapshot() -> Callable[[], list[str]]:
         or (name in _GLOBAL_HOOKS and key.startswith("_global_") and type(value) is OrderedDict)
         if value is not sys.modules
     ]
+    # code the collector would run at any moment of a test, the checks' included
+    contents.append(("gc.callbacks", gc.callbacks, list(gc.callbacks)))
     kwdefaults = [
         (f"{name}.{key}", function.__kwdefaults__, dict(function.__kwdefaults__))
         for name, _, namespace in namespaces
