@@ -143,16 +143,15 @@ class GraphWatcher:
         if roots:
             self.watch_nodes(roots, op, during_backward, caller=caller)
 
-    def watch_output(self, t: torch.Tensor, op: str, caller: FrameType) -> None:
-        """:meth:`watch` for the one tensor an operation returned (its node is described by
-        the tensor itself); ``caller``: the frame that called the operation."""
-        node = t.grad_fn
-        if node is not None:
-            try:
-                meta = (t.shape, t.dtype, t.device) if t.output_nr == 0 else None
-            except RuntimeError:  # a nested tensor has no one shape: ask its node later
-                meta = None
-            self.watch_nodes([node], op, root_meta=meta, caller=caller)
+    def watch_output(self, t: torch.Tensor, node: Any, op: str, caller: FrameType) -> None:
+        """:meth:`watch` for the one tensor an operation returned, ``t``, whose node ``node``
+        (``t.grad_fn``) is described by the tensor itself; ``caller``: the frame that called
+        the operation."""
+        try:
+            meta = (t.shape, t.dtype, t.device) if t.output_nr == 0 else None
+        except RuntimeError:  # a nested tensor has no one shape: ask its node later
+            meta = None
+        self.watch_nodes([node], op, root_meta=meta, caller=caller)
 
     def watch_nodes(
         self,
