@@ -372,10 +372,16 @@ def test_tensors_made_without_device_are_seen_where_they_meet_the_inputs():
 
     assert seen(lambda: x + torch.zeros(3)) == ("add", "torch.zeros", (3,))
     assert seen(lambda: torch.nn.functional.mse_loss(x, torch.tensor([1.0, 2.0, 3.0]))) == (
-        "mse_loss", "torch.tensor", (3,))
+        "mse_loss",
+        "torch.tensor",
+        (3,),
+    )
     loss = (x * 2).sum()
     assert seen(lambda: torch.autograd.grad(loss.expand(2), x, torch.ones(2))) == (
-        "grad", "torch.ones", (2,))
+        "grad",
+        "torch.ones",
+        (2,),
+    )
 
     def written_in_place():
         total = torch.tensor(0.0)
@@ -403,6 +409,91 @@ def test_tensors_made_without_device_are_seen_where_they_meet_the_inputs():
         torch.zeros(2) / 0 + 1 // 0
     assert torch._C._len_torch_function_stack() == depth
     assert torch.zeros(2).device.type == "cpu"
+
+
+def test_tensors_made_without_device_see_the_cpu_only_constructors():
+    """torch.Tensor(n), the legacy types (DCGAN-era labels: torch.FloatTensor(n).fill_(1)),
+    torch.from_numpy and torch.frombuffer make CPU tensors that no torch mode sees: inside the
+    block they are seen as the factories are. isinstance, .type(torch.DoubleTensor), a tensor
+    wrapped by torch.Tensor(t) and subclasses are left as they were; everything is put back
+    afterwards, even when the code inside raised or replaced it. In a fresh process, where the
+    first meta kernel imports torch._dynamo (which registers torch.Tensor.__new__), the import
+    still works inside the block."""
+    import contextlib
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import numpy as np
+
+    from autograder.checks import tensors_made_without_device
+
+    x = torch.randn(3, requires_grad=True)
+    originals = (torch.FloatTensor, torch.LongTensor, torch.from_numpy, torch.frombuffer)
+
+    def seen(code):
+        with tensors_made_without_device() as made, contextlib.suppress(RuntimeError):
+            code()
+        assert (torch.FloatTensor, torch.LongTensor, torch.from_numpy, torch.frombuffer) == (
+            originals
+        )
+        assert "__new__" not in vars(torch.Tensor) and torch.Tensor(2).device.type == "cpu"
+        return made.met_in, made.factory, made.shape
+
+    labels = torch.nn.functional.binary_cross_entropy
+    assert seen(lambda: labels(x.sigmoid(), torch.FloatTensor(3).fill_(1.0))) == (
+        "binary_cross_entropy",
+        "torch.FloatTensor",
+        (3,),
+    )
+    assert seen(lambda: x + torch.Tensor(3).zero_()) == ("add", "torch.Tensor", (3,))
+    assert seen(lambda: x * torch.Tensor([1.0, 2.0, 3.0])) == ("mul", "torch.Tensor", (3,))
+    ones = np.ones(3, dtype=np.float32)
+    assert seen(lambda: x - torch.from_numpy(ones)) == ("sub", "torch.from_numpy", (3,))
+    assert seen(lambda: x + torch.frombuffer(bytearray(12), dtype=torch.float32)) == (
+        "add",
+        "torch.frombuffer",
+        (3,),
+    )
+
+    class Sub(torch.Tensor):
+        pass
+
+    def fair():
+        assert isinstance(x, torch.FloatTensor) and not isinstance(x, torch.DoubleTensor)
+        assert issubclass(torch.Tensor, torch.Tensor) and torch.LongTensor.dtype == torch.int64
+        assert x.type(torch.DoubleTensor).dtype == torch.float64
+        assert x.detach().type(dtype=torch.HalfTensor).dtype == torch.float16
+        total = x + torch.Tensor(x.detach()) + torch.FloatTensor(3).to(x.device).fill_(0)
+        total = total + Sub(3).zero_() + torch.from_numpy(ones).to(x.device)
+        total.sum().backward()
+
+    assert seen(fair) == (None, None, None)
+
+    def vandal():
+        torch.FloatTensor = torch.from_numpy = None
+        del torch.Tensor.__new__
+        raise ZeroDivisionError
+
+    with pytest.raises(ZeroDivisionError), tensors_made_without_device():
+        vandal()
+    assert (torch.FloatTensor, torch.LongTensor, torch.from_numpy, torch.frombuffer) == originals
+    assert "__new__" not in vars(torch.Tensor)
+    fresh = (
+        "import torch, sys\n"
+        "from autograder.checks import tensors_made_without_device\n"
+        "x = torch.ones(2)\n"
+        "with tensors_made_without_device() as made:\n"
+        "    try:\n"
+        "        x + torch.Tensor(2)\n"
+        "    except RuntimeError as error:\n"
+        "        print('RuntimeError', made.met_in, made.factory)\n"
+        "import torch._dynamo\n"
+        "print(torch.Tensor(2).device)\n"
+    )
+    root = Path(__file__).resolve().parent.parent
+    run = subprocess.run([sys.executable, "-c", fresh], capture_output=True, text=True, cwd=root)
+    assert run.stdout.split() == ["RuntimeError", "add", "torch.Tensor", "cpu"], run.stderr
 
 
 def test_gradients_from_autograd_tells_a_gradient_autograd_gave_from_one_written_by_hand():
