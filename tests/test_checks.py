@@ -496,6 +496,57 @@ def test_tensors_made_without_device_see_the_cpu_only_constructors():
     assert run.stdout.split() == ["RuntimeError", "add", "torch.Tensor", "cpu"], run.stderr
 
 
+def test_tensors_made_without_device_keep_their_values_and_taint_what_they_make():
+    """What code computes from tensors made without device= alone is computed on their values
+    (filled in place, set by index, reduced, moved with .to or .type_as, copied into a given
+    tensor, used as an index): it gets the values a GPU would give it. A tensor computed from
+    them alone still counts as made so where it meets the inputs (named after the factory
+    that started it); a 0-dim one stays on the CPU, as PyTorch lets it join any device."""
+    import contextlib
+
+    from autograder.checks import tensors_made_without_device
+
+    x = torch.randn(4, dtype=torch.float64)
+
+    def run(code):
+        with tensors_made_without_device() as made, contextlib.suppress(RuntimeError):
+            return code(), (made.met_in, made.factory)
+        return None, (made.met_in, made.factory)
+
+    def labels():
+        made = torch.zeros(4)
+        made[:2] = 1.0
+        return made.to(x.device).tolist()
+
+    fair = {
+        "filled in place": (lambda: torch.FloatTensor(4).fill_(1.0).to(x).tolist(), [1.0] * 4),
+        "set by index": (labels, [1.0, 1.0, 0.0, 0.0]),
+        "computed, moved": (
+            lambda: ((torch.arange(4) + 1).float() * 2).to(x.device).tolist(),
+            [2.0, 4.0, 6.0, 8.0],
+        ),
+        "reduced": (lambda: torch.arange(4).sum().item(), 6),
+        "moved by type_as": (lambda: torch.ones(2).cumsum(0).type_as(x).tolist(), [1.0, 2.0]),
+        "as an index": (lambda: x[torch.tensor([0, 2]) + 1].tolist(), x[[1, 3]].tolist()),
+        "copied in": (lambda: x.clone().copy_(torch.arange(4.0) * 3).tolist(), [0.0, 3, 6, 9]),
+        "stacked, unbound": (
+            lambda: [t.to(x.device).tolist() for t in torch.stack([torch.eye(2)] * 2)[1]],
+            [[1.0, 0.0], [0.0, 1.0]],
+        ),
+        "a 0-dim total": (lambda: (torch.ones(3).sum() + x.sum()).item(), 3 + x.sum().item()),
+    }
+    for what, (code, expected) in fair.items():
+        assert run(code) == (expected, (None, None)), what
+    assert run(lambda: x + (torch.zeros(2) + 1).repeat(2))[1] == ("add", "torch.zeros")
+    assert run(lambda: x * torch.eye(2).flatten()[[0, 1, 2, 3]])[1] == ("mul", "torch.eye")
+
+    def total_written_in_place():
+        total = torch.ones(2).sum()
+        total += x.sum()
+
+    assert run(total_written_in_place)[1] == ("add_", "torch.ones")
+
+
 def test_gradients_from_autograd_tells_a_gradient_autograd_gave_from_one_written_by_hand():
     """Read from .grad (after retain_grad or backward(inputs=...)), returned by
     torch.autograd.grad, passed to a hook, or copied from one of those: given. The same

@@ -4,18 +4,22 @@ what fails on a GPU, seen on a machine without one.
 A tensor made from nothing (``torch.zeros(n)``, ``torch.tensor([...])``) lands on the default
 device, the CPU, wherever the code's inputs live. On the CPU nothing shows; beside inputs on a
 GPU the first operation that gets both fails ("Expected all tensors to be on the same device").
-Inside :func:`tensors_made_without_device` such a tensor is made on the **meta** device
-instead, away from the inputs, and the first operation that gets one together with a tensor
-from elsewhere is recorded (and refused by torch, as a GPU would refuse it).
+Inside :func:`tensors_made_without_device` the code gets, for such a tensor, a stand-in on the
+**meta** device, away from the inputs, and the first operation that gets one together with a
+tensor from elsewhere is recorded (and refused by torch, as a GPU would refuse it). The
+stand-in's values live on beside it, on the CPU: what the code computes from stand-ins alone
+is computed on those values, and its tensors are stand-ins in turn, so that it gets every value
+a GPU would give it (``(torch.arange(n) + 1).float().to(x.device)``, ``labels[:k] = 1``,
+``.sum().item()``) and a tensor derived from one made so still counts as made so.
 
 PyTorch's own rules are kept where they matter:
 
 * a tensor with no dimensions stays on the CPU, as it is: PyTorch lets a 0-dim CPU tensor join
   tensors on any device (``total = torch.tensor(0.0); total = total + loss`` runs on a GPU), but
   not be written in place with them (``total += loss`` fails there), which is counted;
-* ``.to(...)`` moves a tensor made so where it is told, with its values;
+* ``.to(...)`` (or ``.type_as``) moves a tensor made so where it is told, with its values;
 * indexing with, and copying between, tensors on different devices is allowed on a GPU, so
-  those operations are not counted.
+  those operations are not counted, and take the values.
 
 The factories are those that ``torch.set_default_device`` redirects (``torch.tensor``,
 ``zeros``, ``ones``, ``full``, ``arange``, ``eye``, ``randn`` and the like; the ``*_like``
@@ -51,6 +55,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from contextlib import suppress as _suppress
 from dataclasses import dataclass, field
 from importlib import import_module as _import_module
 from sys import modules as _modules
@@ -70,9 +75,7 @@ _FACTORIES = frozenset(_device_constructors())  # those torch.set_default_device
 _ACROSS_DEVICES = frozenset(
     {_Base.__getitem__, _Base.__setitem__, _Base.to, _Base.copy_, _Base.type_as}
 )
-# What reads a tensor made so as the CPU tensor it would be beside a GPU: its values.
-_READ_VALUES = frozenset({_Base.item, _Base.tolist, _Base.numpy})
-_MOVE, _TO_CPU, _CAST, _parse_to = _Base.to, _Base.cpu, _Base.type, torch._C._nn._parse_to
+_MOVE, _TYPE_AS, _CAST, _parse_to = _Base.to, _Base.type_as, _Base.type, torch._C._nn._parse_to
 _empty_like, _isinstance, _id, _getattr, _str = torch.empty_like, isinstance, id, getattr, str
 _list, _tuple, _dict, _next, _issubclass, _repr = list, tuple, dict, next, issubclass, repr
 _staticmethod = staticmethod
@@ -125,14 +128,15 @@ def _name(func: Any) -> str:
 
 
 class _MadeOnMeta(TorchFunctionMode):
-    """Makes a factory's tensor (no ``device=``, no tensor among its arguments, some
-    dimensions) on the meta device, and records the first operation that gets one together
-    with a tensor from elsewhere."""
+    """Gives the code a stand-in on the meta device for each tensor a factory makes (no
+    ``device=``, no tensor among its arguments, some dimensions) and for each tensor computed
+    from stand-ins alone, computes on their values, and records the first operation that gets
+    a stand-in together with a tensor from elsewhere."""
 
     def __init__(self, log: MadeWithoutDevice) -> None:
         super().__init__()
         self.log = log
-        self.values: dict[int, tuple[torch.Tensor, Made]] = {}  # by id of a meta tensor made
+        self.values: dict[int, tuple[torch.Tensor, Made]] = {}  # by id of a stand-in
         self.scalars: dict[int, Made] = {}  # by id of a 0-dim tensor made, on the CPU
         self.kept: list[torch.Tensor] = []  # every tensor made, alive so that no id is reused
 
@@ -147,25 +151,87 @@ class _MadeOnMeta(TorchFunctionMode):
                 _real_types(args),
                 _dict(zip(kwargs, _real_types(kwargs.values()), strict=True)),
             )
-        mine = self.values.get(_id(args[0])) if args else None
-        if mine is not None and func in _READ_VALUES:
-            return func(mine[0], *args[1:], **kwargs)
-        if mine is not None and func is _TO_CPU:  # already where a CPU tensor is
-            return args[0]
+        tensors = _list(_tensors((args, kwargs)))
+        values = self.values
+        stand_ins = [t for t in tensors if _id(t) in values]
+        if not stand_ins:
+            if self.log.met_in is None:
+                self._notice(func, tensors)
+            return func(*args, **kwargs)
+        mine = values.get(_id(args[0]))
         if mine is not None and func is _MOVE:
             target = _parse_to(*args[1:], **kwargs)[0]
             if target is not None and target != _META:  # moved, with its values
                 return func(mine[0], *args[1:], **kwargs)
-        if self.log.met_in is None and func not in _ACROSS_DEVICES:
-            self._notice(func, _list(_tensors((args, kwargs))))
-        return func(*args, **kwargs)
+        given = [t for t in tensors if _id(t) not in values and _id(t) not in self.scalars]
+        if mine is not None and func is _TYPE_AS and given:  # moved to a given tensor's device
+            return func(mine[0], *args[1:], **kwargs)
+        if given and func not in _ACROSS_DEVICES:  # as on a GPU: refused
+            if self.log.met_in is None:
+                self._notice(func, tensors)
+            return func(*args, **kwargs)
+        if given and mine is None:  # an index or a copy across devices, into a given tensor
+            return func(*self._real(args), **self._real(kwargs))
+        return self._computed(func, args, kwargs, values[_id(stand_ins[0])][1])
+
+    def _computed(
+        self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], origin: Made
+    ) -> Any:
+        """``func`` run on the values behind the stand-ins among its arguments (the first of
+        them a stand-in, or no tensor from elsewhere among them); the tensors it gives are
+        stand-ins in turn (0-dim ones stay on the CPU), of the tensor ``origin`` names."""
+        real_args, real_kwargs = self._real(args), self._real(kwargs)
+        result = func(*real_args, **real_kwargs)
+        name = _name(func)
+        if name == "__set__" or result is real_args[0] is not args[0]:  # changed in place
+            with _suppress(Exception):  # keep the stand-in's shape and flags in step
+                func(*args, **kwargs)
+        if name == "__get__" and not _isinstance(result, _Tensor):
+            return func(*args, **kwargs)  # .device, .is_leaf...: the stand-in's
+        return self._stand_ins(result, args, real_args, origin)
+
+    def _real(self, value: Any) -> Any:
+        """``value`` with each stand-in in it replaced by the tensor behind it."""
+        if _isinstance(value, _Tensor):
+            behind = self.values.get(_id(value))
+            return value if behind is None else behind[0]
+        if _isinstance(value, (_list, _tuple)):
+            return type(value)(self._real(item) for item in value)
+        if _isinstance(value, _dict):
+            return {key: self._real(item) for key, item in value.items()}
+        return value
+
+    def _stand_ins(self, result: Any, args: tuple[Any, ...], real_args: Any, origin: Made) -> Any:
+        """What the code gets for ``result``, computed from stand-ins: the stand-in of an
+        argument it returned (changed in place), a new stand-in for a tensor with dimensions,
+        the 0-dim tensor itself (it may join any device), anything else as it is."""
+        if _isinstance(result, (_list, _tuple)):
+            return type(result)(self._stand_ins(item, args, real_args, origin) for item in result)
+        if not _isinstance(result, _Tensor):
+            return result
+        for given, real in zip(args, real_args, strict=False):
+            if result is real:
+                return given
+        self.kept.append(result)
+        if result.dim() == 0 or result.layout != _STRIDED:
+            self.scalars[_id(result)] = origin
+            return result
+        return self._stand_in(result, origin)
+
+    def _stand_in(self, real: torch.Tensor, origin: Made) -> torch.Tensor:
+        _load_meta_kernels()
+        stand_in = _empty_like(real, device=_META, requires_grad=real.requires_grad)
+        self.kept.append(stand_in)
+        self.values[_id(stand_in)] = (real, origin)
+        return stand_in
 
     def _make(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         return self.made(f"torch.{_name(func)}", func(*args, **kwargs), args)
 
     def made(self, factory: str, made: Any, args: tuple[Any, ...]) -> Any:
         """What the code gets for ``made``, which ``factory`` made from ``args`` without
-        ``device=``: on the meta device (with some dimensions, and not made from a tensor)."""
+        ``device=``: a stand-in on the meta device (with some dimensions, and not made from a
+        tensor)."""
         self.kept.append(made)
         if not _isinstance(made, _Tensor) or made.layout != _STRIDED:
             return made
@@ -175,12 +241,8 @@ class _MadeOnMeta(TorchFunctionMode):
         if made.dim() == 0:  # a 0-dim CPU tensor joins tensors on any device
             self.scalars[_id(made)] = origin
             return made
-        _load_meta_kernels()
-        on_meta = _empty_like(made, device=_META, requires_grad=made.requires_grad)
-        self.kept.append(on_meta)
-        self.values[_id(on_meta)] = (made, origin)
         self.log.made.append(origin)
-        return on_meta
+        return self._stand_in(made, origin)
 
     def _notice(self, func: Any, tensors: list[torch.Tensor]) -> None:
         made = [t for t in tensors if t.device == _META and t.dim() > 0]
