@@ -62,6 +62,7 @@ __all__ = [
     "expect_equal",
     "expect_first_prediction",
     "expect_leaf",
+    "expect_made_with_device",
     "expect_mapping",
     "expect_tensor",
     "expect_type",
@@ -251,6 +252,48 @@ def expect_leaf(name: str, tensor: object, *, hint: str | None = None) -> None:
 so backward will not fill `w.grad`.
     """
     _decide({"rule": "leaf", "name": name, "tensor": describe(tensor), "hint": hint})
+
+
+def expect_made_with_device(
+    name: str,
+    made: MadeWithoutDevice,
+    returned: Collection[object] | None = (),
+    device: torch.device | None = None,
+    *,
+    hint: str | None = None,
+) -> None:
+    """Pass when ``name``, run inside :func:`tensors_made_without_device` (``made``: what the
+    block saw), used no tensor made without ``device=`` together with the tensors it was
+    given and, where ``device`` is given, returned only tensors on it (``returned``: what the
+    call gave back; None: it gave nothing back, it raised).
+
+    >>> x = torch.ones(3)
+    >>> with tensors_made_without_device() as made:
+    ...     y = x * torch.ones(3, device=x.device)
+    >>> expect_made_with_device("scale", made, [y], x.device)
+    >>> with tensors_made_without_device() as made:
+    ...     y = torch.zeros(3) + 1  # never meets x, but comes back from elsewhere
+    >>> expect_made_with_device("shift", made, [y], x.device)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    autograder.checks.CheckFailed: `shift` returned a tensor that is not on the device of its \
+input: it was made without device= (torch.zeros, of shape (3,)). Beside inputs on a GPU...
+    """
+    culprit = made.culprit or (made.made[0] if made.made else None)
+    elsewhere = device is not None and (
+        returned is None
+        or any(isinstance(t, torch.Tensor) and t.device != device for t in returned)
+    )
+    _decide(
+        {
+            "rule": "device",
+            "name": name,
+            "met_in": made.met_in,
+            "culprit": None if culprit is None else [culprit[0], list(culprit[1])],
+            "returned_elsewhere": elsewhere,
+            "hint": hint,
+        }
+    )
 
 
 def expect_first_prediction(

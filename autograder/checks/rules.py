@@ -316,6 +316,35 @@ def _call(record: Record) -> str | None:
     raise ValueError(f"unknown call problem {problem!r}")
 
 
+def _device(record: Record) -> str | None:
+    met_in, elsewhere = record["met_in"], record["returned_elsewhere"]
+    if met_in is None and elsewhere is not True:
+        return None
+    factory, shape = record["culprit"] or ("?", ())
+    made = {"name": translate(record["name"]), "factory": factory, "shape": tuple(shape)}
+    if met_in is not None:
+        said = _(
+            "`{name}` made a tensor without device= ({factory}, of shape {shape}) and used it "
+            "with the tensors it was given, in {op}. Beside inputs on a GPU such a tensor is "
+            "made on the CPU, and there that operation fails: 'Expected all tensors to be on "
+            "the same device'."
+        ).format(op=met_in, **made)
+    else:
+        said = _(
+            "`{name}` returned a tensor that is not on the device of its input: it was made "
+            "without device= ({factory}, of shape {shape}). Beside inputs on a GPU it would be "
+            "on the CPU, where the next operation with the model's tensors fails."
+        ).format(**made)
+    return (
+        said
+        + " "
+        + _(
+            "(Tried by keeping every tensor made without device= apart from the inputs, as the "
+            "CPU is from a GPU.)"
+        )
+    )
+
+
 def _first_prediction(record: Record) -> str | None:
     first, value, name = record["first"], record["value"], record["name"]
     if first is None or _same(value, first):
@@ -337,4 +366,5 @@ _RULES: dict[str, Callable[[Record], str | None]] = {
     "leaf": _leaf,
     "call": _call,
     "first_prediction": _first_prediction,
+    "device": _device,
 }
