@@ -534,11 +534,16 @@ def test_tensors_made_without_device_keep_their_values_and_taint_what_they_make(
             [[1.0, 0.0], [0.0, 1.0]],
         ),
         "a 0-dim total": (lambda: (torch.ones(3).sum() + x.sum()).item(), 3 + x.sum().item()),
+        "keywords only": (
+            lambda: torch.cat(tensors=[torch.ones(1), torch.zeros(1)]).to(x.device).tolist(),
+            [1.0, 0.0],
+        ),
     }
     for what, (code, expected) in fair.items():
         assert run(code) == (expected, (None, None)), what
     assert run(lambda: x + (torch.zeros(2) + 1).repeat(2))[1] == ("add", "torch.zeros")
     assert run(lambda: x * torch.eye(2).flatten()[[0, 1, 2, 3]])[1] == ("mul", "torch.eye")
+    assert run(lambda: torch.add(input=x, other=torch.ones(4)))[1] == ("add", "torch.ones")
 
     def total_written_in_place():
         total = torch.ones(2).sum()

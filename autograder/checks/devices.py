@@ -158,7 +158,7 @@ class _MadeOnMeta(TorchFunctionMode):
             if self.log.met_in is None:
                 self._notice(func, tensors)
             return func(*args, **kwargs)
-        mine = values.get(_id(args[0]))
+        mine = values.get(_id(args[0])) if args else None  # (torch.cat(tensors=...): none)
         if mine is not None and func is _MOVE:
             target = _parse_to(*args[1:], **kwargs)[0]
             if target is not None and target != _META:  # moved, with its values
@@ -183,7 +183,7 @@ class _MadeOnMeta(TorchFunctionMode):
         real_args, real_kwargs = self._real(args), self._real(kwargs)
         result = func(*real_args, **real_kwargs)
         name = _name(func)
-        if name == "__set__" or result is real_args[0] is not args[0]:  # changed in place
+        if name == "__set__" or (args and result is real_args[0] is not args[0]):  # in place
             with _suppress(Exception):  # keep the stand-in's shape and flags in step
                 func(*args, **kwargs)
         if name == "__get__" and not _isinstance(result, _Tensor):
