@@ -209,9 +209,9 @@ class _MadeOnMeta(TorchFunctionMode):
             return type(result)(self._stand_ins(item, args, real_args, origin) for item in result)
         if not _isinstance(result, _Tensor):
             return result
-        for given, real in zip(args, real_args, strict=False):
+        for passed, real in zip(args, real_args, strict=False):
             if result is real:
-                return given
+                return passed
         self.kept.append(result)
         if result.dim() == 0 or result.layout != _STRIDED:
             self.scalars[_id(result)] = origin
