@@ -33,7 +33,12 @@ from typing import Any
 import torch
 
 from autograder.checks.buffers import holds_saved_tensors
-from autograder.checks.devices import MadeWithoutDevice, tensors_made_without_device
+from autograder.checks.devices import (
+    MadeWithoutDevice,
+    call_watched,
+    differentiate_watched,
+    tensors_made_without_device,
+)
 from autograder.checks.evidence import describe, type_label
 from autograder.checks.first_predictions import read_first_predictions
 from autograder.checks.gradients import GivenGradients, gradients_from_autograd
@@ -57,6 +62,8 @@ __all__ = [
     "GivenGradients",
     "MadeWithoutDevice",
     "call_learner",
+    "call_watched",
+    "differentiate_watched",
     "expect",
     "expect_choice",
     "expect_equal",
@@ -262,10 +269,11 @@ def expect_made_with_device(
     *,
     hint: str | None = None,
 ) -> None:
-    """Pass when ``name``, run inside :func:`tensors_made_without_device` (``made``: what the
-    block saw), used no tensor made without ``device=`` together with the tensors it was
-    given and, where ``device`` is given, returned only tensors on it (``returned``: what the
-    call gave back; None: it gave nothing back, it raised).
+    """Pass when ``name``, run inside :func:`tensors_made_without_device` (by :func:`call_watched`
+    or :func:`differentiate_watched`; ``made``: what the block saw), used no tensor made
+    without ``device=`` together with the tensors it was given and, where ``device`` is
+    given, returned only tensors on it (``returned``: what the call gave back; None: it gave
+    nothing back, it raised).
 
     >>> x = torch.ones(3)
     >>> with tensors_made_without_device() as made:

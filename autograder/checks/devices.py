@@ -53,19 +53,26 @@ Example::
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextlib import suppress as _suppress
 from dataclasses import dataclass, field
 from importlib import import_module as _import_module
 from sys import modules as _modules
 from typing import Any
+from warnings import catch_warnings as _catch_warnings
+from warnings import simplefilter as _simplefilter
 
 import torch
 from torch.overrides import TorchFunctionMode
 from torch.utils._device import _device_constructors
 
-__all__ = ["MadeWithoutDevice", "tensors_made_without_device"]
+__all__ = [
+    "MadeWithoutDevice",
+    "call_watched",
+    "differentiate_watched",
+    "tensors_made_without_device",
+]
 
 _Tensor, _Base = torch.Tensor, torch._C.TensorBase
 _META, _STRIDED = torch.device("meta"), torch.strided
@@ -76,6 +83,8 @@ _ACROSS_DEVICES = frozenset(
     {_Base.__getitem__, _Base.__setitem__, _Base.to, _Base.copy_, _Base.type_as}
 )
 _MOVE, _TYPE_AS, _CAST, _parse_to = _Base.to, _Base.type_as, _Base.type, torch._C._nn._parse_to
+_ones_like, _autograd_grad = torch.ones_like, torch.autograd.grad
+_BackwardCFunction = torch.autograd.function.BackwardCFunction  # a custom Function's node
 _empty_like, _isinstance, _id, _getattr, _str = torch.empty_like, isinstance, id, getattr, str
 _list, _tuple, _dict, _next, _issubclass, _repr = list, tuple, dict, next, issubclass, repr
 _staticmethod = staticmethod
@@ -342,3 +351,60 @@ def tensors_made_without_device() -> Iterator[MadeWithoutDevice]:
     mode = _MadeOnMeta(log)
     with mode, _constructors_watched(mode):
         yield log
+
+
+def call_watched(function: Callable[..., Any], *args: Any) -> tuple[MadeWithoutDevice, Any]:
+    """Call ``function(*args)`` inside :func:`tensors_made_without_device`, its warnings
+    silenced: the record, and what the call returned (None where it raised; what else goes
+    wrong, the other checks say).
+
+    >>> x = torch.ones(3)
+    >>> made, value = call_watched(lambda t: t + torch.zeros(3), x)
+    >>> made.met_in, made.factory, value
+    ('add', 'torch.zeros', None)
+    """
+    value = None
+    with _catch_warnings(), tensors_made_without_device() as made:
+        _simplefilter("ignore")
+        with _suppress(Exception):
+            value = function(*args)
+    return made, value
+
+
+def differentiate_watched(
+    function: Callable[..., Any], x: torch.Tensor, *args: Any
+) -> tuple[MadeWithoutDevice, list[Any] | None]:
+    """:func:`call_watched` of ``y = function(x, *args)`` and of its backward with a gradient
+    of ones: the record, and ``[y, the gradient of x]`` (None where either raised).
+
+    The engine runs backward outside torch function modes, where the watch would not see it,
+    so the backward of a custom ``autograd.Function`` is called by hand from its node, as the
+    engine would call it (any other ``y`` is differentiated by ``torch.autograd.grad``: its
+    backward is torch's own).
+
+    >>> class Shift(torch.autograd.Function):
+    ...     @staticmethod
+    ...     def forward(ctx, t):
+    ...         return t + 1
+    ...     @staticmethod
+    ...     def backward(ctx, grad_output):
+    ...         return grad_output * torch.ones(3)  # made on the CPU, beside a GPU gradient
+    >>> x = torch.zeros(3, requires_grad=True)
+    >>> made, returned = differentiate_watched(Shift.apply, x)
+    >>> made.met_in, made.factory, returned
+    ('mul', 'torch.ones', None)
+    >>> differentiate_watched(torch.exp, x)[1][1]
+    tensor([1., 1., 1.])
+    """
+
+    def forward_and_backward() -> list[Any]:
+        y = function(x, *args)
+        node = y.grad_fn
+        if _isinstance(node, _BackwardCFunction):
+            grad = node.apply(_ones_like(y))
+            grad = grad[0] if _isinstance(grad, _tuple) else grad
+        else:
+            (grad,) = _autograd_grad(y, x, _ones_like(y))
+        return [y, grad]
+
+    return call_watched(forward_and_backward)
