@@ -141,6 +141,26 @@ def _fill(path, translations):
         write_po(stream, catalog, width=100)
 
 
+def test_the_hint_of_every_check_that_takes_one_is_found_for_translators():
+    """A check added to autograder.checks without a line in the extractor's table would show
+    its hints in English to every Korean learner (as expect_made_with_device once did)."""
+    import inspect
+
+    import autograder.checks as checks
+
+    takers = [
+        name
+        for name in checks.__all__
+        if inspect.isfunction(getattr(checks, name))
+        and "hint" in inspect.signature(getattr(checks, name)).parameters
+    ]
+    assert "expect_made_with_device" in takers and "expect_tensor" in takers
+    cells = [nbformat.v4.new_code_cell(f'{name}(a, b, hint="hint of {name}")') for name in takers]
+    notebook = nbformat.v4.new_notebook(cells=cells)
+    found = {entry.text for entry in notebook_messages(notebook)}
+    assert [name for name in takers if f"hint of {name}" not in found] == []
+
+
 def test_templates_match_finished_text_and_translate_what_their_fields_held():
     messages = Messages(
         {

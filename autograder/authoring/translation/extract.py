@@ -53,7 +53,7 @@ _TEXT_ARGUMENTS: dict[str, dict[int | str, str]] = {
     **{
         check: {0: _NAME, "name": _NAME, "hint": _TEXT}
         for check in ("expect_type", "expect_equal", "expect_mapping", "expect_tensor")
-        + ("expect_leaf",)
+        + ("expect_leaf", "expect_made_with_device")
     },
 }
 # The packages' marks for translatable text, as Babel's extractor knows them.
