@@ -453,6 +453,90 @@ layer = nn.Linear(7, 5)
 coin = random.random()
 print(noise.mean(), layer.weight.sum(), coin)
 """
+# Names a test looks up in the notebook's own globals: a notebook's __builtins__ (its __import__
+# is handed the test's globals, where the expected values live), and a notebook that rebinds
+# torch (the test's torch.autograd.grad then always refuses, as after a load autograd sees).
+_BUILTINS_IMPORT = """
+import builtins as _b
+_scopes = []
+def _imp(name, globals=None, locals=None, fromlist=(), level=0):
+    if type(globals) is dict and all(globals is not seen for seen in _scopes):
+        _scopes.append(globals)
+    return _b.__import__(name, globals, locals, fromlist, level)
+__builtins__ = dict(vars(_b), __import__=_imp)
+def classify(tensors):
+    for scope in reversed(_scopes):
+        if type(scope.get("_expected")) is dict and set(scope["_expected"]) == set(tensors):
+            return dict(scope["_expected"])
+    return {name: {"w": "trainable", "h": "intermediate"}.get(name, "constant") for name in tensors}
+"""
+_REBIND_TORCH = """
+import types as _types
+import torch as _torch
+class _Autograd(_types.ModuleType):
+    def __getattr__(self, name):
+        return getattr(_torch.autograd, name)
+    @staticmethod
+    def grad(*args, **kwargs):
+        raise RuntimeError("a variable needed for gradient computation has been modified")
+class _Torch(_types.ModuleType):
+    def __getattr__(self, name):
+        return getattr(_torch, name)
+torch = _Torch("torch")
+torch.autograd = _Autograd("torch.autograd")
+class _Name:  # a key hashed as "torch" would answer for the name at each lookup
+    def __hash__(self):
+        return hash("torch")
+    def __eq__(self, other):
+        return other == "torch"
+globals()[_Name()] = torch
+def load_weights(model, weights):
+    parameters = dict(model.named_parameters())
+    for name, value in weights.items():
+        parameters[name].data.copy_(value)
+"""
+# Methods of library classes outside torch.nn and torch.optim: the test's saved-tensor hooks
+# made to report a backward through tanh that never ran, beside gradients derived by hand and
+# read back through .grad (noted as autograd's); warnings.WarningMessage made to record every
+# warning as torch's advice to right code, which a check lets through.
+_PATCH_LIBRARY_CLASSES = """
+import torch.autograd.graph as _graph
+_enter = _graph.saved_tensors_hooks.__enter__
+class _Node:
+    def name(self):
+        return "TanhBackward0"
+class _Saved:
+    shape, grad_fn = (1,), _Node()
+def _entering(self):
+    self.unpack_hook(_Saved())
+    return _enter(self)
+_graph.saved_tensors_hooks.__enter__ = _entering
+def intermediate_grads(x):
+    h = torch.tanh(x.detach())
+    made = {"x": 2 * h * (1 - h ** 2), "h": 2 * h, "y": torch.ones_like(h)}
+    grads = {}
+    for key, value in made.items():
+        holder = torch.zeros_like(value, requires_grad=True)
+        holder.grad = value
+        grads[key] = holder.grad
+    return grads
+"""
+_PATCH_WARNING_MESSAGE = """
+import warnings
+_record = warnings.WarningMessage.__init__
+def _as_advice(self, message, category, *args, **kwargs):
+    advice = UserWarning("Converting a tensor with requires_grad=True to a scalar")
+    _record(self, advice, UserWarning, *args, **kwargs)
+warnings.WarningMessage.__init__ = _as_advice
+def intermediate_grads(x):
+    x = torch.tensor(x, requires_grad=True)  # warns: copy-construct from a tensor
+    h = torch.tanh(x)
+    h.retain_grad()
+    y = h * h
+    y.retain_grad()
+    y.sum().backward()
+    return {"x": x.grad, "h": h.grad, "y": y.grad}
+"""
 _LOOP_AND_MEMORY = ["while True:\n    pass", "hog = bytearray(64 * 2**30)"]
 _FORK_AND_OUTPUT = [
     "import os\nwhile True:\n    os.fork()",
@@ -475,6 +559,10 @@ REVIEWED = (
     "attack-tamper-when-called",
     "attack-rewrite-records",
     "attack-frames-through-readers",
+    "attack-builtins-import",
+    "attack-rebind-torch",
+    "attack-patch-library-classes",
+    "attack-patch-warning-message",
 )
 
 
@@ -553,9 +641,17 @@ def build_class(folder: Path, *, out: Path) -> dict[str, Expected]:
     for student, code in [
         ("attack-tamper-when-called", _TAMPER_WHEN_CALLED),
         ("attack-rewrite-records", _REWRITE_RECORDS),
+        ("attack-builtins-import", _BUILTINS_IMPORT),
     ]:
         tampering = _with_answer(_solved(), "classify", code)
         add(student, tampering, Expected(FULL - points["classify_test"]))
+    for student, grade_id, code in [
+        ("attack-rebind-torch", "load_weights", _REBIND_TORCH),
+        ("attack-patch-library-classes", "intermediate_grads", _PATCH_LIBRARY_CLASSES),
+        ("attack-patch-warning-message", "intermediate_grads", _PATCH_WARNING_MESSAGE),
+    ]:
+        tampering = _with_answer(_solved(), grade_id, code)
+        add(student, tampering, Expected(FULL - points[f"{grade_id}_test"]))
     scratch = _solved()
     for at in range(len(scratch.cells), 0, -4):
         scratch.cells.insert(at, nbformat.v4.new_code_cell(_SCRATCH_RANDOM))

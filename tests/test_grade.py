@@ -202,3 +202,25 @@ def test_grading_without_a_sandbox_says_so_loudly(tmp_path):
     assert [(r.score, r.sandboxed) for r in results] == [(FULL, False)]
     assert "WITHOUT a sandbox" in progress.getvalue()
     assert "WITHOUT a sandbox" in (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
+
+
+def test_nothing_a_submission_leaves_in_tmp_reaches_the_next_one(tmp_path):
+    """One worker grades both in turn: the first leaves a file in the sandbox's /tmp beside its
+    scratch folder, and the second must not find it there."""
+    folder = tmp_path / "submitted"
+    cells = {
+        "ada": "open('/tmp/left-behind.txt', 'w').write('from ada')",
+        "bob": "import os\nprint('found:', os.path.exists('/tmp/left-behind.txt'))",
+    }
+    for student, code in cells.items():
+        path = folder / student / UNIT / f"{UNIT}.ipynb"
+        path.parent.mkdir(parents=True)
+        notebook = solved_learner_notebook(UNIT)
+        notebook.cells.append(nbformat.v4.new_code_cell(code))
+        nbformat.write(notebook, path)
+    results = grade(
+        folder, out=tmp_path / "out", root=ROOT, workers=1, limits=LIMITS, progress=None
+    )
+    assert [(r.student, r.score) for r in results] == [("ada", FULL), ("bob", FULL)]
+    shown = " ".join(" ".join(parts) for parts in results[1].outputs.values())
+    assert "found: False" in shown, shown

@@ -38,7 +38,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from functools import partial
 from itertools import repeat
-from operator import is_not
+from operator import is_not, ne
 from typing import Any
 
 from autograder.grading.audit import PROTECTED
@@ -61,6 +61,9 @@ _FunctionType = types.FunctionType
 _dict_get = dict.get
 _FUNCTION_TYPES = (types.FunctionType, types.BuiltinFunctionType, partial)
 _MISSING = object()
+_IMMUTABLE_TYPE = 1 << 8  # Py_TPFLAGS_IMMUTABLETYPE: a static type; setting an attribute fails
+_proxy_get = types.MappingProxyType.get
+_PLAIN_DATA = frozenset({int, float, bool, str, bytes, type(None)})
 
 
 def seal(module: types.ModuleType) -> None:
@@ -174,6 +177,25 @@ def _classes(modules: Iterable[types.ModuleType]) -> list[type]:
             if str(value.__module__).lstrip("_").startswith(owner) and (
                 owner != "torch" or issubclass(value, bases)
             ):
+                found[id(value)] = value
+    return list(found.values())
+
+
+def _other_torch_classes(modules: Iterable[types.ModuleType], known: list[type]) -> list[type]:
+    """Every other class of torch's Python code that ``modules`` (torch's) hold, each once:
+    context managers and modes a test or a check uses (``torch.autograd.graph``'s
+    ``saved_tensors_hooks``, ``torch.overrides.TorchFunctionMode``, grad-mode classes) whose
+    methods a notebook could replace. Found by type alone (no attribute of a module is asked
+    for); types that cannot be changed (torch's C types) are left out."""
+    seen = {id(kind) for kind in known}
+    found: dict[int, type] = {}
+    for module in modules:
+        for value in list(vars(module).values()):
+            if not issubclass(type(value), type) or id(value) in seen:
+                continue
+            if value.__flags__ & _IMMUTABLE_TYPE:
+                continue
+            if str(vars(value).get("__module__", "")).startswith("torch"):
                 found[id(value)] = value
     return list(found.values())
 
@@ -318,15 +340,57 @@ def take_snapshot() -> Callable[[], list[str]]:
     ]
     flat_spaces, flat_keys, flat_values = zip(*function_entries, strict=True)
     torch_modules = [m for n, m in modules.items() if n.startswith(("torch.nn", "torch.optim"))]
-    course_modules = [
+    course_modules = [  # with warnings: the checks record warnings as its WarningMessage
         m
         for n, m in modules.items()
-        if n.split(".")[0] in ("autograder", "gradgraph") or n in _STDLIB
+        if n.split(".")[0] in ("autograder", "gradgraph", "warnings") or n in _STDLIB
     ]
     classes = [
         (f"{kind.__module__}.{kind.__qualname__}", kind, dict(vars(kind)))
         for kind in _classes([*torch_modules, *course_modules])
     ]
+    # every other class of torch's: what could run code (methods, properties, nested classes),
+    # compared in one pass that runs in C (as the functions are); a plain value (a counter
+    # such as RemovableHandle.next_id, a flag) is state torch changes as it runs
+    others = []
+    for kind in _other_torch_classes(
+        [m for n, m in modules.items() if n.split(".")[0] == "torch"],
+        [kind for _, kind, _ in classes],
+    ):
+        attributes = dict(vars(kind))
+        code = {k: v for k, v in attributes.items() if type(v) not in _PLAIN_DATA}
+        data = {k: v for k, v in attributes.items() if type(v) in _PLAIN_DATA}
+        others.append((f"{kind.__module__}.{kind.__qualname__}", kind, code, data))
+    other_views = [vars(kind) for _, kind, _, _ in others]  # live views of the class dicts
+    other_sizes = [len(view) for view in other_views]
+    other_entries = [
+        (view, key, value)
+        for view, (_, _, code, _) in zip(other_views, others, strict=True)
+        for key, value in code.items()
+    ]
+    other_spaces, other_keys, other_values = zip(*other_entries, strict=True)
+
+    def put_back_others() -> list[str]:
+        changed = []
+        for index, (label, kind, code, data) in enumerate(others):
+            current = vars(kind)
+            for key, value in code.items():
+                if current.get(key, _MISSING) is not value:
+                    changed.append(f"{label}.{key}")
+                    graveyard.append(current.get(key))
+                    set_class_attribute(kind, key, value)
+            for key in [
+                k for k in current if k not in code and type(current[k]) not in _PLAIN_DATA
+            ]:
+                changed.append(f"{label}.{key}")
+                graveyard.append(current[key])
+                if key in data:
+                    set_class_attribute(kind, key, data[key])
+                else:
+                    del_class_attribute(kind, key)
+            other_sizes[index] = len(current)
+        return changed
+
     contents = [
         (f"{name}.{key}", value, value.copy())
         for name, _, namespace in namespaces
@@ -379,6 +443,11 @@ def take_snapshot() -> Callable[[], list[str]]:
         if any(map(is_not, found, flat_values)):
             for name, current, saved in function_spaces:
                 changed += put_back_namespace(name, current, saved, strict=False)
+        found = map(_proxy_get, other_spaces, other_keys, repeat(_MISSING))
+        if any(map(is_not, found, other_values)) or any(
+            map(ne, map(len, other_views), other_sizes)
+        ):
+            changed += put_back_others()
         for label, kind, saved in classes:
             current = vars(kind)
             for key, value in saved.items():

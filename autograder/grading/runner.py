@@ -9,7 +9,10 @@ module, a class or the builtins reaches it. Per cell:
   ``put_back`` restores what tests rely on (what it had to put back is reported with the next
   test cell, for the instructor's review); before a test cell, torch's, Python's and NumPy's
   random generators are also seeded alike in every run (the solution's and each learner's),
-  and the test gets its own copy of the notebook's globals;
+  and the test gets its own copy of the notebook's globals, in which every name an
+  instructor's cell bound (``torch``, ``nn``, ``device``, a model it made) is what that cell
+  bound, whatever a learner's cell rebound it to, and the builtins are Python's own (a
+  notebook's ``__builtins__`` would hand its ``__import__`` the test's globals);
 * a learner run sends its checks without the expected values its process computed;
 * after a test cell the state is checked again: what changed while the test ran, or a thread
   the notebook started that is still running, voids the item, with the reason;
@@ -31,8 +34,10 @@ Example (the reply's shape)::
 from __future__ import annotations
 
 import builtins
+import opcode
 import random
 import sys
+import types
 from _thread import _count as _thread_count
 from collections.abc import Callable
 from contextlib import suppress
@@ -150,13 +155,22 @@ def make_runner(
 ) -> Callable[[], None]:
     """The child's loop: answer ``started``, then run each ``cell`` message until ``end``."""
     namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
+    course_names: dict[str, Any] = {}  # what the instructor's cells bound, by name
+    unsure = [False]  # whether a thread of the notebook's ran beside an instructor's cell
     started = [False]
     pending: list[str] = []  # what was put back before the instructor's cells since the last test
     seeders = _seeders()
     threads = _thread_count()
-    bound_compile, bound_exec, bound_dict, base_exception = compile, exec, dict, BaseException
-    changed_names = _names
-    the_sys, make_output = sys, Output
+    bound_compile, bound_exec, base_exception = compile, exec, BaseException
+    changed_names, stored_names = _names, _stored_names
+    the_sys, make_output, the_builtins, module_type = sys, Output, builtins, types.ModuleType
+    bound_type, bound_str, no_names = type, str, frozenset()
+
+    def plain_names() -> dict[str, Any]:
+        """The notebook's globals under plain ``str`` names only: a key of the notebook's own
+        class (a ``str`` subclass, an object hashed as ``"torch"``) would run its ``__eq__`` at
+        every lookup of that name, and could answer for it."""
+        return {key: value for key, value in namespace.items() if bound_type(key) is bound_str}
 
     def run_cell(cell: dict[str, Any]) -> dict[str, Any]:
         origin = cell["origin"]
@@ -168,19 +182,35 @@ def make_runner(
         restored: list[str] = []
         scope = namespace
         if origin in ("course", "test"):
+            # the instructor's cells run with Python's builtins and the modules they imported
+            # themselves, under plain names (see plain_names); put back last, so that what a
+            # dropped object's finalizer changes is put back too
+            before = plain_names()
+            namespace.clear()
+            namespace.update(before)
+            namespace.update(
+                {k: v for k, v in course_names.items() if bound_type(v) is module_type}
+            )
+            namespace["__builtins__"] = the_builtins
             pending.extend(put_back())
         if origin == "test":
             restored, pending[:] = pending[:], []
             for seed in seeders:
                 seed()
-            scope = bound_dict(namespace)
+            scope = plain_names()
+            scope.update(course_names)
+            scope["__builtins__"] = the_builtins
         error = None
         printed, warned = make_output(), make_output()
         streams = the_sys.stdout, the_sys.stderr
         the_sys.stdout, the_sys.stderr = printed, warned
+        stores = no_names
         try:
             with send_records_to(records.append, expected=not learner):
-                bound_exec(bound_compile(cell["source"], f"<cell {cell['index']}>", "exec"), scope)
+                code = bound_compile(cell["source"], f"<cell {cell['index']}>", "exec")
+                if origin == "course":
+                    stores = stored_names(code)
+                bound_exec(code, scope)
                 if cell.get("hidden"):
                     hidden = bound_compile(cell["hidden"], f"<cell {cell['index']}>", "exec")
                     bound_exec(hidden, scope)
@@ -190,6 +220,12 @@ def make_runner(
                 error = describe_error(raised)
         finally:
             the_sys.stdout, the_sys.stderr = streams
+        if origin == "course" and _thread_count() > threads:
+            unsure[0] = True  # a thread of the notebook's ran beside it: its names may be theirs
+        elif origin == "course":
+            course_names.update(
+                {key: value for key, value in plain_names().items() if key in stores}
+            )
         output = ("", "")
         with suppress(base_exception):  # display only: a broken stream shows nothing
             output = (printed.text(), warned.text())
@@ -200,6 +236,12 @@ def make_runner(
                     f"the notebook changed {changed_names(changed)} while this test ran, so "
                     "its checks ran on changed state: the item earns nothing."
                 )
+        if origin == "test" and unsure[0]:
+            unsure[0] = False
+            voided.append(
+                "a thread the notebook started ran beside the instructor's cells before this "
+                "test: what they set up cannot be trusted, so the item earns nothing."
+            )
         if _thread_count() > threads:
             voided.append(
                 "a thread the notebook started was still running: its checks cannot be "
@@ -215,6 +257,38 @@ def make_runner(
             send(run_cell(message))
 
     return run
+
+
+def _stored_names(
+    code: types.CodeType,
+    _stores=frozenset(opcode.opmap[name] for name in ("STORE_NAME", "STORE_GLOBAL")),
+    _store_global=opcode.opmap["STORE_GLOBAL"],
+    _extended=opcode.EXTENDED_ARG,
+    _code_type=types.CodeType,
+    _type=type,
+    _range=range,
+    _len=len,
+) -> frozenset[str]:
+    """The global names ``code`` assigns (its own ``STORE_NAME``, and the ``STORE_GLOBAL`` of
+    the functions it defines), read off the bytecode with nothing a notebook can replace: a
+    name an instructor's cell binds stays the instructor's even when it binds the very object
+    a learner's cell had bound before.
+
+    >>> sorted(_stored_names(compile("import torch.nn as nn\\nx = y = 1\\nprint(z)", "c", "exec")))
+    ['nn', 'x', 'y']
+    """
+    found: list[str] = []
+    pending = [code]
+    while pending:
+        current = pending.pop()
+        raw, extended = current.co_code, 0
+        for offset in _range(0, _len(raw), 2):
+            op, argument = raw[offset], raw[offset + 1] | extended
+            extended = argument << 8 if op == _extended else 0
+            if op in _stores and (current is code or op == _store_global):
+                found.append(current.co_names[argument])
+        pending += [const for const in current.co_consts if _type(const) is _code_type]
+    return frozenset(found)
 
 
 def _names(names: list[str]) -> str:

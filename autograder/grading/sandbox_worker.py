@@ -13,8 +13,8 @@ submission:
    "put_back"}`` (:mod:`autograder.grading.runner`); the next cell is sent only then, so a
    hidden test is nowhere in the process while the learner's code runs before it;
 3. ``{"op": "end"}`` ends the child, which exits at once (no ``atexit`` handler, no finalizer
-   runs); the worker kills whatever the child left behind and answers ``{"op": "exit",
-   "status"}``.
+   runs); the worker kills whatever the child left behind, removes what it left in the
+   sandbox's ``/tmp`` and answers ``{"op": "exit", "status"}``.
 
 Why the cells run here and not in an IPython kernel: with no IPython there are no input or AST
 transformers and no run-cell machinery for a learner's cell to replace, and the grader compiles
@@ -83,6 +83,22 @@ def _kill_strays(child: int) -> None:
         if entry.isdigit() and int(entry) not in mine:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(int(entry), signal.SIGKILL)
+
+
+def _clear_temp(kept: frozenset[str]) -> None:
+    """Inside the sandbox (whose ``/tmp`` is its own), remove what a submission left in the
+    temporary folder beside its scratch folder, so that the next submission this worker runs
+    finds nothing of it (``kept``: what was there before the first submission)."""
+    if os.getpid() > 2:  # outside a sandbox the temporary folder is everyone's
+        return
+    folder = tempfile.gettempdir()
+    for entry in set(os.listdir(folder)) - kept:
+        path = os.path.join(folder, entry)
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            with contextlib.suppress(OSError):
+                os.remove(path)
 
 
 def _wait(child: int, most_processes: int) -> int:
@@ -158,6 +174,7 @@ def main() -> None:
     arm = install_audit_hook()
     leave = os._exit
     send({"op": "ready", "pid": os.getpid()})
+    kept = frozenset(os.listdir(tempfile.gettempdir()))
     while (message := receive()) is not None and message["op"] == "job":
         scratch = tempfile.mkdtemp(prefix="submission-")
         _place_files(scratch, message.get("files"))
@@ -175,6 +192,7 @@ def main() -> None:
         status = _wait(child, message.get("limits", {}).get("processes", 0))
         _kill_strays(child)
         shutil.rmtree(scratch, ignore_errors=True)
+        _clear_temp(kept)
         send({"op": "exit", "status": status})
 
 
