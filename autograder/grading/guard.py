@@ -370,27 +370,6 @@ def take_snapshot() -> Callable[[], list[str]]:
     ]
     other_spaces, other_keys, other_values = zip(*other_entries, strict=True)
 
-    def put_back_others() -> list[str]:
-        changed = []
-        for index, (label, kind, code, data) in enumerate(others):
-            current = vars(kind)
-            for key, value in code.items():
-                if current.get(key, _MISSING) is not value:
-                    changed.append(f"{label}.{key}")
-                    graveyard.append(current.get(key))
-                    set_class_attribute(kind, key, value)
-            for key in [
-                k for k in current if k not in code and type(current[k]) not in _PLAIN_DATA
-            ]:
-                changed.append(f"{label}.{key}")
-                graveyard.append(current[key])
-                if key in data:
-                    set_class_attribute(kind, key, data[key])
-                else:
-                    del_class_attribute(kind, key)
-            other_sizes[index] = len(current)
-        return changed
-
     contents = [
         (f"{name}.{key}", value, value.copy())
         for name, _, namespace in namespaces
@@ -430,6 +409,37 @@ def take_snapshot() -> Callable[[], list[str]]:
                 graveyard.append(current.pop(key))
         return changed
 
+    def put_back_class(
+        label: str, kind: type, saved: dict[str, Any], plain: dict[str, Any] | None = None
+    ) -> list[str]:
+        """Put the attributes of class ``kind`` back as ``saved`` and take out those added
+        since; ``plain``, where given: its plain values when saved, which torch changes itself
+        as it runs (kept as found, unless something else took their place)."""
+        changed = []
+        current = vars(kind)
+        for key, value in saved.items():
+            if current.get(key, _MISSING) is not value:
+                changed.append(f"{label}.{key}")
+                graveyard.append(current.get(key))
+                set_class_attribute(kind, key, value)
+        for key in [key for key in current if key not in saved]:
+            if plain is not None and type(current[key]) in _PLAIN_DATA:
+                continue
+            changed.append(f"{label}.{key}")
+            graveyard.append(current[key])
+            if plain is not None and key in plain:
+                set_class_attribute(kind, key, plain[key])
+            else:
+                del_class_attribute(kind, key)
+        return changed
+
+    def put_back_others() -> list[str]:
+        changed = []
+        for index, (label, kind, code, data) in enumerate(others):
+            changed += put_back_class(label, kind, code, data)
+            other_sizes[index] = len(vars(kind))
+        return changed
+
     def put_back() -> list[str]:
         changed = put_back_namespace("builtins", builtins_namespace, saved_builtins, strict=True)
         for name, module in modules.items():
@@ -449,16 +459,7 @@ def take_snapshot() -> Callable[[], list[str]]:
         ):
             changed += put_back_others()
         for label, kind, saved in classes:
-            current = vars(kind)
-            for key, value in saved.items():
-                if current.get(key, _MISSING) is not value:
-                    changed.append(f"{label}.{key}")
-                    graveyard.append(current.get(key))
-                    set_class_attribute(kind, key, value)
-            for key in [key for key in current if key not in saved]:
-                changed.append(f"{label}.{key}")
-                graveyard.append(current[key])
-                del_class_attribute(kind, key)
+            changed += put_back_class(label, kind, saved)
         for label, container, saved in [*contents, *kwdefaults]:
             if not _same_items(container, saved):
                 changed.append(label)
