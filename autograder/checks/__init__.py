@@ -26,6 +26,7 @@ Example::
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Collection
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,7 @@ from autograder.checks.buffers import holds_saved_tensors
 from autograder.checks.devices import (
     MadeWithoutDevice,
     call_watched,
+    differentiate_away_from_notebook_device,
     differentiate_watched,
     tensors_made_without_device,
 )
@@ -57,12 +59,21 @@ from autograder.checks.records import (
 )
 from autograder.i18n import translate
 
+# Forward-mode AD (torch.func.jvp, jacfwd, hessian) imports this module on first use, and its
+# TorchScript decorators then warn that torch.jit.script is deprecated: a warning about torch's
+# own code, which call_learner would blame on a learner's first forward-mode call. Imported here
+# once, as the grader's workers do before any notebook runs.
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore", DeprecationWarning)
+    import torch._decomp.decompositions_for_jvp  # noqa: F401
+
 __all__ = [
     "CheckFailed",
     "GivenGradients",
     "MadeWithoutDevice",
     "call_learner",
     "call_watched",
+    "differentiate_away_from_notebook_device",
     "differentiate_watched",
     "expect",
     "expect_choice",

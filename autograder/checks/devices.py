@@ -70,6 +70,7 @@ from torch.utils._device import _device_constructors
 __all__ = [
     "MadeWithoutDevice",
     "call_watched",
+    "differentiate_away_from_notebook_device",
     "differentiate_watched",
     "tensors_made_without_device",
 ]
@@ -408,3 +409,58 @@ def differentiate_watched(
         return [y, grad]
 
     return call_watched(forward_and_backward)
+
+
+# What the course's notebooks call the device they put their own tensors on
+_NOTEBOOK_DEVICES = ("device", "device64")
+_FUNCTION_METHODS = ("forward", "backward", "setup_context")
+
+
+def differentiate_away_from_notebook_device(
+    function: Callable[..., Any],
+    x: torch.Tensor,
+    grad: torch.Tensor,
+    *args: Any,
+    reads: tuple[Any, ...] = (),
+) -> tuple[list[Any] | None, Exception | None]:
+    """``[y, the gradient of x]`` for ``y = function(x, *args)`` and the incoming gradient
+    ``grad`` (None where it raised), and what it raised, while the notebook's ``device`` and
+    ``device64`` variables, as the learner's code reads them, name the meta device.
+
+    They name where a notebook puts its own tensors, not where an input lives (a CPU tensor
+    on a GPU machine): code that makes a tensor with ``device=device`` rather than on its
+    input's device then makes it away from ``x``, and the first operation that gets both
+    fails, as it would there. ``reads``: the learner's ``autograd.Function`` classes that
+    ``function`` runs (their ``forward``, ``backward`` and ``setup_context`` read the notebook's
+    globals; ``function`` itself is looked at too); the notebook's names are put back
+    afterwards, whatever the code raised.
+
+    >>> notebook = {"__name__": "__main__", "device": torch.device("cpu")}
+    >>> exec("def scale(t):\\n    return t * torch.ones(t.shape, device=device)", notebook)
+    >>> notebook["torch"] = torch
+    >>> x = torch.ones(2, requires_grad=True)
+    >>> returned, raised = differentiate_away_from_notebook_device(notebook["scale"], x, x)
+    >>> returned, type(raised).__name__, notebook["device"]
+    (None, 'RuntimeError', device(type='cpu'))
+    """
+    spaces = {}
+    # a Function's methods are the learner's code (its apply is torch's)
+    methods = [getattr(kind, name, None) for kind in reads for name in _FUNCTION_METHODS]
+    for read in (function, *methods):
+        space = getattr(read, "__globals__", None)
+        if type(space) is dict and space.get("__name__") == "__main__":
+            spaces[id(space)] = space
+    kept = [
+        (space, {n: space[n] for n in _NOTEBOOK_DEVICES if n in space}) for space in spaces.values()
+    ]
+    try:
+        for space, names in kept:
+            space.update(dict.fromkeys(names, _META))
+        y = function(x, *args)
+        (gradient,) = _autograd_grad(y, x, grad)
+        return [y, gradient], None
+    except Exception as error:  # the learner's code may raise anything
+        return None, error
+    finally:
+        for space, names in kept:
+            space.update(names)
