@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import logging
+import subprocess
+import sys
 import warnings
+from pathlib import Path
 
 import pytest
 import torch
@@ -68,6 +71,32 @@ def test_tensor_on_another_device_type_is_refused():
     meta = torch.ones(2, device="meta")
     with pytest.raises(CheckFailed, match="on device 'meta'; expected 'cpu'"):
         expect_tensor("t", meta, torch.ones(2))
+
+
+def test_lazy_zero_tensor_of_forward_mode_is_read_and_compared():
+    # forward-mode AD gives a derivative that is zero as a lazy zero tensor without storage
+    weight = torch.tensor(2.5, requires_grad=True)
+    lazy = torch.func.vmap(torch.func.jacfwd(torch.func.jacfwd(lambda t: weight * t)))(
+        torch.ones(3)
+    )
+    assert lazy._is_zerotensor()
+    expect_tensor("t", lazy, torch.zeros(3))
+    with pytest.raises(CheckFailed, match="index 0"):
+        expect_tensor("t", lazy, torch.ones(3))
+
+
+def test_first_forward_mode_call_is_not_blamed_for_torchs_own_warning():
+    # a fresh process, as a learner's kernel: torch's first forward-mode use warns from inside
+    code = (
+        "import torch\n"
+        "from autograder.checks import call_learner\n"
+        "call_learner('d', torch.func.jacfwd(torch.sin), torch.ones(2))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True, text=True, check=False, cwd=Path(__file__).parents[1],
+    )
+    assert done.returncode == 0, done.stderr
 
 
 def test_call_learner_explains_unwritten_code_warnings_and_errors():

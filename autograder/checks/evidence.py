@@ -52,6 +52,7 @@ _Parameter = torch.nn.Parameter
 _TensorBase = torch._C.TensorBase
 _detach = _TensorBase.detach
 _cpu = _TensorBase.cpu
+_clone = _TensorBase.clone
 _reshape = _TensorBase.reshape
 _tolist = _TensorBase.tolist
 _numel = _TensorBase.numel
@@ -149,7 +150,9 @@ def _describe_tensor(tensor: Any, kind: type) -> dict[str, Any]:
         if _numel(tensor) > MAX_ELEMENTS:
             facts["unreadable"] = N_("it has more than {limit} elements").format(limit=MAX_ELEMENTS)
             return facts
-        flat = _tolist(_reshape(_cpu(_detach(tensor)), (-1,)))
+        # clone() materializes a lazy zero tensor (forward-mode AD returns one for a zero
+        # derivative), whose storage tolist() refuses to read.
+        flat = _tolist(_clone(_reshape(_cpu(_detach(tensor)), (-1,))))
     if flat and _type(flat[0]) is complex:
         facts["unreadable"] = N_("complex values are not compared")
         return facts
