@@ -39,6 +39,7 @@ from autograder.checks.devices import (
     call_watched,
     differentiate_away_from_notebook_device,
     differentiate_watched,
+    notebook_device_elsewhere,
     tensors_made_without_device,
 )
 from autograder.checks.evidence import describe, type_label
@@ -86,6 +87,7 @@ __all__ = [
     "expect_type",
     "gradients_from_autograd",
     "holds_saved_tensors",
+    "notebook_device_elsewhere",
     "reveal_prediction",
     "say",
     "send_records_to",

@@ -58,6 +58,7 @@ from contextlib import contextmanager
 from contextlib import suppress as _suppress
 from dataclasses import dataclass, field
 from importlib import import_module as _import_module
+from inspect import unwrap as _unwrap
 from sys import modules as _modules
 from typing import Any
 from warnings import catch_warnings as _catch_warnings
@@ -72,6 +73,7 @@ __all__ = [
     "call_watched",
     "differentiate_away_from_notebook_device",
     "differentiate_watched",
+    "notebook_device_elsewhere",
     "tensors_made_without_device",
 ]
 
@@ -416,6 +418,60 @@ _NOTEBOOK_DEVICES = ("device", "device64")
 _FUNCTION_METHODS = ("forward", "backward", "setup_context")
 
 
+def _notebook_globals(functions: tuple[Any, ...]) -> list[dict[str, Any]]:
+    """The notebook's globals, as ``functions`` read them (each once): those of each function,
+    unwrapped from its decorators, or of each ``autograd.Function`` class's methods (its
+    ``apply`` is torch's), where they are the notebook's (``__name__ == "__main__"``)."""
+    found: dict[int, dict[str, Any]] = {}
+    for read in functions:
+        reads = (
+            [getattr(read, m, None) for m in _FUNCTION_METHODS]
+            if _isinstance(read, type)
+            else [read]
+        )
+        for function in reads:
+            with _suppress(ValueError):  # a loop of __wrapped__
+                function = _unwrap(function)
+            space = _getattr(function, "__globals__", None)
+            if type(space) is dict and space.get("__name__") == "__main__":
+                found[id(space)] = space
+    return list(found.values())
+
+
+@contextmanager
+def notebook_device_elsewhere(*functions: Any) -> Iterator[None]:
+    """Inside the block, the notebook's ``device`` and ``device64`` variables, as the learner's
+    ``functions`` read them (functions, or ``autograd.Function`` classes), name the meta
+    device; they are put back afterwards, whatever the block raised.
+
+    They name where a notebook puts its own tensors, not where an input lives (a CPU tensor
+    on a GPU machine): code that makes a tensor with ``device=device`` rather than on its
+    input's device then makes it away from its inputs, and the first operation that gets
+    both fails, as it would there.
+
+    >>> notebook = {"__name__": "__main__", "device": torch.device("cpu"), "torch": torch}
+    >>> exec("def scale(t):\\n    return t * torch.ones(t.shape, device=device)", notebook)
+    >>> with notebook_device_elsewhere(notebook["scale"]):
+    ...     notebook["scale"](torch.ones(2))
+    Traceback (most recent call last):
+    ...
+    RuntimeError: ...
+    >>> notebook["scale"](torch.ones(2)), notebook["device"]
+    (tensor([1., 1.]), device(type='cpu'))
+    """
+    kept = [
+        (space, {n: space[n] for n in _NOTEBOOK_DEVICES if n in space})
+        for space in _notebook_globals(functions)
+    ]
+    try:
+        for space, names in kept:
+            space.update(dict.fromkeys(names, _META))
+        yield
+    finally:
+        for space, names in kept:
+            space.update(names)
+
+
 def differentiate_away_from_notebook_device(
     function: Callable[..., Any],
     x: torch.Tensor,
@@ -424,43 +480,18 @@ def differentiate_away_from_notebook_device(
     reads: tuple[Any, ...] = (),
 ) -> tuple[list[Any] | None, Exception | None]:
     """``[y, the gradient of x]`` for ``y = function(x, *args)`` and the incoming gradient
-    ``grad`` (None where it raised), and what it raised, while the notebook's ``device`` and
-    ``device64`` variables, as the learner's code reads them, name the meta device.
+    ``grad`` (None where it raised), and what it raised, inside
+    :func:`notebook_device_elsewhere` (of ``function`` and ``reads``, the learner's
+    ``autograd.Function`` classes that ``function`` runs).
 
-    They name where a notebook puts its own tensors, not where an input lives (a CPU tensor
-    on a GPU machine): code that makes a tensor with ``device=device`` rather than on its
-    input's device then makes it away from ``x``, and the first operation that gets both
-    fails, as it would there. ``reads``: the learner's ``autograd.Function`` classes that
-    ``function`` runs (their ``forward``, ``backward`` and ``setup_context`` read the notebook's
-    globals; ``function`` itself is looked at too); the notebook's names are put back
-    afterwards, whatever the code raised.
-
-    >>> notebook = {"__name__": "__main__", "device": torch.device("cpu")}
-    >>> exec("def scale(t):\\n    return t * torch.ones(t.shape, device=device)", notebook)
-    >>> notebook["torch"] = torch
     >>> x = torch.ones(2, requires_grad=True)
-    >>> returned, raised = differentiate_away_from_notebook_device(notebook["scale"], x, x)
-    >>> returned, type(raised).__name__, notebook["device"]
-    (None, 'RuntimeError', device(type='cpu'))
+    >>> differentiate_away_from_notebook_device(torch.exp, x, x)
+    ([tensor([2.7183, 2.7183], grad_fn=<ExpBackward0>), tensor([2.7183, 2.7183])], None)
     """
-    spaces = {}
-    # a Function's methods are the learner's code (its apply is torch's)
-    methods = [getattr(kind, name, None) for kind in reads for name in _FUNCTION_METHODS]
-    for read in (function, *methods):
-        space = getattr(read, "__globals__", None)
-        if type(space) is dict and space.get("__name__") == "__main__":
-            spaces[id(space)] = space
-    kept = [
-        (space, {n: space[n] for n in _NOTEBOOK_DEVICES if n in space}) for space in spaces.values()
-    ]
     try:
-        for space, names in kept:
-            space.update(dict.fromkeys(names, _META))
-        y = function(x, *args)
-        (gradient,) = _autograd_grad(y, x, grad)
+        with notebook_device_elsewhere(function, *reads):
+            y = function(x, *args)
+            (gradient,) = _autograd_grad(y, x, grad)
         return [y, gradient], None
     except Exception as error:  # the learner's code may raise anything
         return None, error
-    finally:
-        for space, names in kept:
-            space.update(names)
