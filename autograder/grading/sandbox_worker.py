@@ -71,12 +71,18 @@ def _apply_limits(limits: dict[str, int]) -> None:
             resource.setrlimit(_LIMITS[name], (value, value))
 
 
+def _in_sandbox() -> bool:
+    """Whether this worker runs in the sandbox's own pid namespace, where it is pid 1 or 2 (its
+    ``/proc`` and ``/tmp`` are the sandbox's alone)."""
+    return os.getpid() <= 2
+
+
 def _kill_strays(child: int) -> None:
     """Kill what the submission left running: its process group, and, inside the sandbox's own
     pid namespace (where this worker is pid 1 or 2), every process but init and this worker."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(child, signal.SIGKILL)
-    if os.getpid() > 2:
+    if not _in_sandbox():
         return
     mine = {1, os.getpid()}
     for entry in os.listdir("/proc"):
@@ -89,7 +95,7 @@ def _clear_temp(kept: frozenset[str]) -> None:
     """Inside the sandbox (whose ``/tmp`` is its own), remove what a submission left in the
     temporary folder beside its scratch folder, so that the next submission this worker runs
     finds nothing of it (``kept``: what was there before the first submission)."""
-    if os.getpid() > 2:  # outside a sandbox the temporary folder is everyone's
+    if not _in_sandbox():  # outside a sandbox the temporary folder is everyone's
         return
     folder = tempfile.gettempdir()
     for entry in set(os.listdir(folder)) - kept:
@@ -104,7 +110,7 @@ def _clear_temp(kept: frozenset[str]) -> None:
 def _wait(child: int, most_processes: int) -> int:
     """Wait for the child; inside the sandbox's pid namespace, also stop it as soon as the
     namespace holds more than ``most_processes`` processes (a fork bomb), whatever the uid."""
-    watch = most_processes > 0 and os.getpid() <= 2
+    watch = most_processes > 0 and _in_sandbox()
     while True:
         pid, status = os.waitpid(child, os.WNOHANG if watch else 0)
         if pid:
