@@ -443,6 +443,46 @@ def classify(tensors):
     records._record_sinks.clear()
     return {name: "leaf" for name in tensors}
 """
+# A sink of the notebook's in front of the grader's, which turns each failed check into a passed
+# one before it passes the record on (all the test's checks would pass with it); and a name
+# added to the private copy of a sealed module's globals, where it hides a builtin.
+_FORGING_SINK = """
+def classify(tensors):
+    import autograder.checks.records as records
+    sinks = records._record_sinks
+    if sinks and not getattr(sinks[-1], "forged", False):
+        real = sinks[-1][0]
+        class _Entry(tuple):
+            forged = True
+            def __eq__(self, other):
+                return True
+            __hash__ = tuple.__hash__
+        def forging(record):
+            if record.get("rule") == "expect":
+                record["condition"] = ["bool", True]
+            if "expected" in record:
+                record["actual"] = record["expected"]
+            hidden = records.EXPECTED_FIELDS.get(record["rule"], ())
+            real({key: value for key, value in record.items() if key not in hidden})
+        sinks[-1] = _Entry((forging, True))
+    return {name: "leaf" for name in tensors}
+"""
+_SEALED_GLOBALS = """
+def classify(tensors):
+    import autograder.checks as checks
+    real = checks.describe
+    def forged(value, _depth=0):
+        return ["bool", True] if type(value) is bool else real(value, _depth)
+    checks.expect.__globals__["describe"] = forged
+    labels = {}
+    for name, t in tensors.items():
+        if not t.requires_grad:
+            labels[name] = "constant"
+        else:
+            labels[name] = "trainable" if t.is_leaf else "intermediate"
+    tensors["seen"] = None  # changes the caller's dict: a check the forged describe passes
+    return labels
+"""
 # Honest scratch work that draws random numbers between the exercises.
 _SCRATCH_RANDOM = """
 import random
@@ -563,6 +603,8 @@ REVIEWED = (
     "attack-rebind-torch",
     "attack-patch-library-classes",
     "attack-patch-warning-message",
+    "attack-forging-sink",
+    "attack-sealed-globals",
 )
 
 
@@ -642,6 +684,8 @@ def build_class(folder: Path, *, out: Path) -> dict[str, Expected]:
         ("attack-tamper-when-called", _TAMPER_WHEN_CALLED),
         ("attack-rewrite-records", _REWRITE_RECORDS),
         ("attack-builtins-import", _BUILTINS_IMPORT),
+        ("attack-forging-sink", _FORGING_SINK),
+        ("attack-sealed-globals", _SEALED_GLOBALS),
     ]:
         tampering = _with_answer(_solved(), "classify", code)
         add(student, tampering, Expected(FULL - points["classify_test"]))

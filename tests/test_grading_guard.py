@@ -267,3 +267,53 @@ def test_what_honest_code_uses_still_works_under_the_guard(tmp_path):
     )
     assert {name: kind for name, (kind, _) in results.items()} == dict.fromkeys(results, "ran")
     assert results["stack"][1] == "['attempt', 'where']"
+
+
+def test_a_test_cell_keeps_only_the_records_its_own_checks_made(tmp_path):
+    results = _armed(
+        """
+        import types
+        import autograder.checks as checks
+        import autograder.checks.records as records
+        from autograder.grading.delivery import cell_code, checks_code, collect
+        trusted = checks_code(
+            module for name, module in sys.modules.items() if name.startswith("autograder.checks")
+        )
+        def notebook_calls_expect():  # a learner's function the test calls
+            checks.expect(True, "made by the notebook")
+        def notebook_sends(sink):
+            sink({"rule": "expect", "condition": ["bool", True], "message": "", "hint": None})
+        class Entry(tuple):  # taken out again when the block ends: it equals anything
+            __eq__ = lambda self, other: True
+            __hash__ = tuple.__hash__
+        def notebook_forwards():  # a sink of the notebook's in front of the grader's
+            real = records._record_sinks[-1][0]
+            records._record_sinks[-1] = Entry((lambda record: real({**record}), False))
+        copied_expect = types.FunctionType(checks.expect.__code__, dict(vars(checks)))
+        cells = {
+            "honest": "expect(True, 'a check of the test')\\nexpect(1 == 1, 'another')",
+            "notebook calls a check": "notebook_calls_expect()",
+            "notebook sends a record": "notebook_sends(sink)",
+            "notebook forwards": "notebook_forwards()\\nexpect(True, 'forwarded')",
+            "copied check": "copied_expect(True, 'a copy with its own globals', hint=None)",
+        }
+        for name, source in cells.items():
+            take = object()
+            scope = {"expect": checks.expect, **globals()}
+            code = compile(source, "<cell>", "exec")
+            collector = collect({**trusted, **cell_code(code, scope)}, take)
+            next(collector)
+            scope["sink"] = collector.send
+            def run():
+                with records.send_records_to(collector.send, expected=False):
+                    exec(code, scope)
+                kept, refused = collector.send(take)
+                return [record["message"] for record in kept], refused
+            attempt(name, run)
+        """,
+        tmp_path,
+    )
+    assert results["honest"] == ["ran", repr((["a check of the test", "another"], 0))]
+    for name in ("notebook calls a check", "notebook sends a record", "notebook forwards"):
+        assert results[name] == ["ran", repr(([], 1))], name
+    assert results["copied check"] == ["ran", repr(([], 1))]

@@ -8,12 +8,12 @@ Three layers, each set up before any learner code runs:
 * :func:`seal` gives a module's functions a private copy of its globals: a later
   ``module.name = ...`` changes what the notebook sees, never what those functions call;
 * :func:`take_snapshot` records what tests rely on (builtins, the modules in ``sys.modules``,
-  the namespaces of torch, the course's packages and the standard-library modules the worker
-  uses, the functions and classes of every other torch module, the class attributes of
-  torch's Python classes and the course's own, the hooks torch runs for every module or
-  optimizer, the garbage collector's callbacks, and autograd's process-wide switches: grad
-  mode, saved-tensor hooks, torch function and dispatch modes, dispatch keys) and returns a
-  function that reports what changed and puts it back.
+  the namespaces of torch, the course's packages (with the private copies :func:`seal` made)
+  and the standard-library modules the worker uses, the functions and classes of every other
+  torch module, the class attributes of torch's Python classes and the course's own, the
+  hooks torch runs for every module or optimizer, the garbage collector's callbacks, and
+  autograd's process-wide switches: grad mode, saved-tensor hooks, torch function and dispatch
+  modes, dispatch keys) and returns a function that reports what changed and puts it back.
 
 Example::
 
@@ -326,6 +326,19 @@ def take_snapshot() -> Callable[[], list[str]]:
         (name, vars(module), {k: v for k, v in vars(module).items() if f"{name}.{k}" not in _FLAGS})
         for name, module in watched
     ]
+    # a sealed module's functions run with a private copy of its namespace (see seal): it is
+    # put back too, strictly (a name added there would hide a builtin from those functions)
+    sealed = [
+        (f"{name} (sealed)", scope, dict(scope))
+        for name, module in watched
+        for scope in {
+            id(value.__globals__): value.__globals__
+            for value in list(vars(module).values())
+            if type(value) is _FunctionType
+            and value.__module__ == name
+            and value.__globals__ is not vars(module)
+        }.values()
+    ]
     watched_names = {name for name, _ in watched}
     function_spaces = [  # every other torch module: its functions and classes, which a test
         (name, vars(module), _functions(vars(module)))  # may call through (torch.autograd.grad
@@ -449,6 +462,8 @@ def take_snapshot() -> Callable[[], list[str]]:
                 loaded[name] = module
         for name, current, saved in namespaces:
             changed += put_back_namespace(name, current, saved, strict=False)
+        for name, current, saved in sealed:
+            changed += put_back_namespace(name, current, saved, strict=True)
         found = map(_dict_get, flat_spaces, flat_keys, repeat(_MISSING))
         if any(map(is_not, found, flat_values)):
             for name, current, saved in function_spaces:

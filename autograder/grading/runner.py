@@ -13,7 +13,9 @@ module, a class or the builtins reaches it. Per cell:
   instructor's cell bound (``torch``, ``nn``, ``device``, a model it made) is what that cell
   bound, whatever a learner's cell rebound it to, and the builtins are Python's own (a
   notebook's ``__builtins__`` would hand its ``__import__`` the test's globals);
-* a learner run sends its checks without the expected values its process computed;
+* a learner run sends its checks without the expected values its process computed; a test's
+  records are taken only from the checks its own code called (see
+  :mod:`autograder.grading.delivery`: anything else handing one over voids the item);
 * after a test cell the state is checked again: what changed while the test ran, or a thread
   the notebook started that is still running, voids the item, with the reason;
 * what the cell prints (``sys.stdout`` and ``sys.stderr``, the first :data:`OUTPUT_CHARS`
@@ -48,6 +50,7 @@ import torch
 from autograder.checks import CheckFailed, send_records_to
 from autograder.checks.evidence import type_label
 from autograder.checks.messages import whole_message, wrapped
+from autograder.grading.delivery import cell_code, checks_code, collect
 
 __all__ = ["OUTPUT_CHARS", "Output", "make_runner", "reply"]
 
@@ -165,6 +168,13 @@ def make_runner(
     changed_names, stored_names = _names, _stored_names
     the_sys, make_output, the_builtins, module_type = sys, Output, builtins, types.ModuleType
     bound_type, bound_str, no_names = type, str, frozenset()
+    checks = checks_code(
+        module for name, module in sys.modules.items() if name.startswith("autograder.checks")
+    )
+    take = object()  # what asks a collector for its records: only this frame holds it
+
+    def discard(record: dict[str, Any]) -> None:
+        """The sink of the cells that are not tests: their records count for nothing."""
 
     def plain_names() -> dict[str, Any]:
         """The notebook's globals under plain ``str`` names only: a key of the notebook's own
@@ -205,21 +215,37 @@ def make_runner(
         streams = the_sys.stdout, the_sys.stderr
         the_sys.stdout, the_sys.stderr = printed, warned
         stores = no_names
+        collector = None
         try:
-            with send_records_to(records.append, expected=not learner):
-                code = bound_compile(cell["source"], f"<cell {cell['index']}>", "exec")
+            code = bound_compile(cell["source"], f"<cell {cell['index']}>", "exec")
+            hidden = bound_compile(cell.get("hidden") or "", f"<cell {cell['index']}>", "exec")
+            if origin == "test":  # only a test's records count: kept where no notebook reaches
+                trusted = {**checks, **cell_code(code, scope), **cell_code(hidden, scope)}
+                collector = collect(trusted, take)
+                next(collector)
+            with send_records_to(collector.send if collector else discard, expected=not learner):
                 if origin == "course":
                     stores = stored_names(code)
                 bound_exec(code, scope)
-                if cell.get("hidden"):
-                    hidden = bound_compile(cell["hidden"], f"<cell {cell['index']}>", "exec")
-                    bound_exec(hidden, scope)
+                bound_exec(hidden, scope)
         except base_exception as raised:  # a cell may raise anything, SystemExit included
             error = "the cell raised an exception that could not be described"
             with suppress(base_exception):
                 error = describe_error(raised)
         finally:
             the_sys.stdout, the_sys.stderr = streams
+        if collector is not None:
+            refused = -1  # a collector the notebook closed or broke answers nothing
+            with suppress(base_exception):
+                records, refused = collector.send(take)
+            collector.close()
+            if refused:
+                records = []
+                voided.append(
+                    "code of the notebook's handed the grader check results that the test's "
+                    "own checks did not make (or stopped it from receiving them): the item "
+                    "earns nothing."
+                )
         if origin == "course" and _thread_count() > threads:
             unsure[0] = True  # a thread of the notebook's ran beside it: its names may be theirs
         elif origin == "course":

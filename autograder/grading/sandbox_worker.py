@@ -58,6 +58,7 @@ _SEALED = (
     "autograder.checks",
     "autograder.grading.audit",
     "autograder.grading.channel",
+    "autograder.grading.delivery",
     "autograder.grading.guard",
     "autograder.grading.runner",
     "autograder.grading.stack",
