@@ -483,6 +483,31 @@ def classify(tensors):
     tensors["seen"] = None  # changes the caller's dict: a check the forged describe passes
     return labels
 """
+# A test's own hook reached through the stack of saved-tensor hooks: its globals are the test's,
+# where the record of where the gradients came from lives. Hand formulas, noted as autograd's.
+_SCOPE_THROUGH_HOOKS = """
+def intermediate_grads(x):
+    import torch
+    import autograder.checks.gradients as gradients
+    h = torch.tanh(x.detach())
+    grads = {"x": 2 * h * (1 - h ** 2), "h": 2 * h, "y": torch.ones_like(h)}
+    hooks = torch._C._autograd._top_saved_tensors_default_hooks(False)
+    if hooks is not None:
+        scope = hooks[1].__globals__
+        scope["_unpacked"].append(((2,), "TanhBackward0"))
+        given = scope["_given"]
+        for t in grads.values():
+            for forge in (
+                lambda: given._note(t),
+                lambda: given._ledger.send((gradients._NOTE, t)),
+                lambda: given._kept.__setitem__(id(t), t),
+            ):
+                try:
+                    forge()
+                except Exception:
+                    pass
+    return grads
+"""
 # Honest scratch work that draws random numbers between the exercises.
 _SCRATCH_RANDOM = """
 import random
@@ -605,6 +630,7 @@ REVIEWED = (
     "attack-patch-warning-message",
     "attack-forging-sink",
     "attack-sealed-globals",
+    "attack-scope-through-hooks",
 )
 
 
@@ -693,6 +719,7 @@ def build_class(folder: Path, *, out: Path) -> dict[str, Expected]:
         ("attack-rebind-torch", "load_weights", _REBIND_TORCH),
         ("attack-patch-library-classes", "intermediate_grads", _PATCH_LIBRARY_CLASSES),
         ("attack-patch-warning-message", "intermediate_grads", _PATCH_WARNING_MESSAGE),
+        ("attack-scope-through-hooks", "intermediate_grads", _SCOPE_THROUGH_HOOKS),
     ]:
         tampering = _with_answer(_solved(), grade_id, code)
         add(student, tampering, Expected(FULL - points[f"{grade_id}_test"]))

@@ -6,8 +6,15 @@ one it was derived for. Inside :func:`gradients_from_autograd`, every gradient a
 the code is noted: what a ``.grad`` read returns, what ``torch.autograd.grad`` returns, the
 gradient a tensor hook (``register_hook``) is called with, and the copies the code makes of
 those (``clone``, ``detach``, ``to``, ``contiguous``, ``.data``, ``copy_`` into a tensor,
-``copy.deepcopy``). Everything used here is bound at import, so a later patch of torch's names
-changes nothing.
+``copy.deepcopy``). A tensor the code put into a ``.grad`` itself is not one autograd gave,
+however it is read back. Everything used here is bound at import, so a later patch of torch's
+names changes nothing.
+
+The tensors noted are kept in the frame of a generator (:func:`_ledger`), which a notebook
+cannot read in the grading worker, and it notes a tensor only for this module's own code: the
+torch mode, or a hook wrapper called by autograd's engine. A notebook's function that reaches
+the record (through a test's globals, or the stack of torch modes) can ask it what it holds,
+never add to it.
 
 Example::
 
@@ -20,17 +27,28 @@ Example::
     ...     read, copied, derived = h.grad, h.grad.clone(), 2 * h.detach()
     >>> given.includes(read), given.includes(copied), given.includes(derived)
     (True, True, False)
+    >>> holder = torch.zeros(2, requires_grad=True)
+    >>> with gradients_from_autograd() as given:
+    ...     holder.grad = derived  # put there by the code: not autograd's, read back or not
+    ...     given.includes(holder.grad)
+    False
+    >>> given._note(derived)  # only the module's own code notes a tensor
+    >>> given.includes(derived)
+    False
     >>> bool(torch.equal(read, derived))  # the same numbers: only where they came from differs
     True
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import sys
+import types
+from collections.abc import Callable, Generator, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import torch
+import torch.autograd.graph
 from torch.overrides import TorchFunctionMode
 
 __all__ = ["GivenGradients", "gradients_from_autograd"]
@@ -52,7 +70,11 @@ _COPIES = frozenset(
     }
 )
 _COPY_INTO = _Base.copy_
-_isinstance, _id, _getattr, _list, _tuple = isinstance, id, getattr, list, tuple
+_COPIES_BY_ID = {id(copy): copy for copy in _COPIES}  # asked by identity: no __eq__ runs
+_MethodWrapper = type(_GRAD.__get__)
+_isinstance, _id, _list, _tuple = isinstance, id, list, tuple
+_ASK, _NOTE, _COUNT = object(), object(), object()  # what a ledger is sent with a value
+_ENGINE = torch.autograd.graph._engine_run_backward.__code__  # what calls a tensor hook
 
 
 class GivenGradients:
@@ -60,21 +82,56 @@ class GivenGradients:
     so that no other tensor can take one's identity)."""
 
     def __init__(self) -> None:
-        self._kept: dict[int, torch.Tensor] = {}
+        self._ledger = _ledger(vars(sys.modules[__name__]))
+        next(self._ledger)
+        self._assigned: dict[int, torch.Tensor] = {}  # put into a .grad by the code itself
 
     def __repr__(self) -> str:
-        return f"GivenGradients({len(self._kept)} tensors)"
+        return f"GivenGradients({self._ledger.send((_COUNT, None))} tensors)"
 
     def includes(self, value: object) -> bool:
         """Whether ``value`` is one of the tensors autograd gave (or a copy of one)."""
-        return _isinstance(value, _Tensor) and self._kept.get(_id(value)) is value
+        return _isinstance(value, _Tensor) and self._ledger.send((_ASK, value)) is True
 
     def _note(self, value: object) -> None:
         if _isinstance(value, _Tensor):
-            self._kept[_id(value)] = value
+            if self._assigned.get(_id(value)) is not value:
+                self._ledger.send((_NOTE, value))
         elif _isinstance(value, (_list, _tuple)):
             for item in value:
                 self._note(item)
+
+
+def _ledger(
+    scope: dict[str, Any], _getframe=sys._getframe, _id=id, _none=None
+) -> Generator[Any, tuple[object, Any], None]:
+    """The tensors a :class:`GivenGradients` noted, in this generator's own frame. Sent
+    ``(_ASK, tensor)`` it answers whether it holds it; ``(_NOTE, tensor)`` keeps it when
+    ``GivenGradients._note`` was called by the torch mode, or by the hook wrapper that
+    autograd's engine called (this module's code, with ``scope`` as globals), and else not."""
+    kept: dict[int, Any] = {}
+    note, mode = GivenGradients._note.__code__, _NotesGradients.__torch_function__.__code__
+    noting = _NotesGradients._noting.__code__.co_consts
+    noting = next(const for const in noting if type(const) is types.CodeType)
+    answer: Any = None
+    while True:
+        op, value = yield answer
+        answer = None
+        if op is _ASK:
+            answer = kept.get(_id(value)) is value
+        elif op is _COUNT:
+            answer = len(kept)
+        elif op is _NOTE:
+            frame = _getframe(1)
+            while frame is not _none and frame.f_code is note and frame.f_globals is scope:
+                frame = frame.f_back
+            if frame is not _none and frame.f_globals is scope:
+                caller = frame.f_back
+                if frame.f_code is mode or (
+                    frame.f_code is noting and (caller is _none or caller.f_code is _ENGINE)
+                ):
+                    kept[_id(value)] = value
+            frame = caller = _none
 
 
 class _NotesGradients(TorchFunctionMode):
@@ -89,19 +146,29 @@ class _NotesGradients(TorchFunctionMode):
         if func is _REGISTER_HOOK and len(args) == 2 and not kwargs:
             args = (args[0], self._noting(args[1]))
         result = func(*args, **kwargs)
-        if self._gives(func, args):
+        if self._grad_set(func) and len(args) > 1 and not self.given.includes(args[1]):
+            self.given._assigned[_id(args[1])] = args[1]
+        elif self._gives(func, args):
             self.given._note(result)
         return result
+
+    @staticmethod
+    def _grad_set(func: Any) -> bool:
+        """Whether ``func`` is the setter of ``.grad`` (``x.grad = value``)."""
+        wrapper = type(func) is _MethodWrapper
+        return wrapper and func.__self__ is _GRAD and func.__name__ == "__set__"
 
     def _gives(self, func: Any, args: tuple[Any, ...]) -> bool:
         """Whether what ``func`` returned for ``args`` is a gradient autograd gave, or a copy
         of one."""
-        bound = _getattr(func, "__self__", None)
+        wrapper = type(func) is _MethodWrapper and func.__name__ == "__get__"
+        bound = func.__self__ if wrapper else None
         if bound is _GRAD or func is _AUTOGRAD_GRAD:
             return True
         if func is _COPY_INTO:  # copy_(self, source): self now holds the source's values
             return len(args) > 1 and self.given.includes(args[1])
-        return bool(args) and self.given.includes(args[0]) and (func in _COPIES or bound is _DATA)
+        copies = _COPIES_BY_ID.get(_id(func)) is func or bound is _DATA
+        return copies and bool(args) and self.given.includes(args[0])
 
     def _noting(self, hook: Callable[[torch.Tensor], Any]) -> Callable[[torch.Tensor], Any]:
         """``hook``, which also notes the gradient it is called with."""
