@@ -11,7 +11,9 @@ expected values the learner's process computed, and judges it in its own process
 same check of the solution's run (:mod:`autograder.grading.scoring`). A check whose right
 answer may legitimately differ from the solution's says so (``answer_may_differ=True``); it
 keeps its own expected value, and the class report lists it as judged inside the learner's
-process.
+process. The grader keeps a record only when the test cell's own code called the check (directly,
+or through a function the test cell defines): a helper defined in another cell, or anything
+of the notebook's, handing one over voids the item (:mod:`autograder.grading.delivery`).
 
 Example::
 
