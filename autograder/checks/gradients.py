@@ -58,8 +58,10 @@ _GRAD = vars(_Base)["grad"]  # a property: torch hands its getter to the mode, b
 _DATA = vars(_Base)["data"]
 _AUTOGRAD_GRAD, _REGISTER_HOOK = torch.autograd.grad, torch.Tensor.register_hook
 # What copies a tensor's values as they are: a copy of a gradient autograd gave is one too.
-_COPIES = frozenset(
-    {
+# Looked up by identity, so that no object's __eq__ or __hash__ runs.
+_COPIES = {
+    id(copy): copy
+    for copy in (
         _Base.clone,
         _Base.detach,
         _Base.to,
@@ -67,10 +69,9 @@ _COPIES = frozenset(
         torch.clone,
         torch.detach,
         torch.Tensor.__deepcopy__,
-    }
-)
+    )
+}
 _COPY_INTO = _Base.copy_
-_COPIES_BY_ID = {id(copy): copy for copy in _COPIES}  # asked by identity: no __eq__ runs
 _MethodWrapper = type(_GRAD.__get__)
 _isinstance, _id, _list, _tuple = isinstance, id, list, tuple
 _ASK, _NOTE, _COUNT = object(), object(), object()  # what a ledger is sent with a value
@@ -82,7 +83,7 @@ class GivenGradients:
     so that no other tensor can take one's identity)."""
 
     def __init__(self) -> None:
-        self._ledger = _ledger(vars(sys.modules[__name__]))
+        self._ledger = _ledger(globals())
         next(self._ledger)
         self._assigned: dict[int, torch.Tensor] = {}  # put into a .grad by the code itself
 
@@ -167,7 +168,7 @@ class _NotesGradients(TorchFunctionMode):
             return True
         if func is _COPY_INTO:  # copy_(self, source): self now holds the source's values
             return len(args) > 1 and self.given.includes(args[1])
-        copies = _COPIES_BY_ID.get(_id(func)) is func or bound is _DATA
+        copies = _COPIES.get(_id(func)) is func or bound is _DATA
         return copies and bool(args) and self.given.includes(args[0])
 
     def _noting(self, hook: Callable[[torch.Tensor], Any]) -> Callable[[torch.Tensor], Any]:

@@ -172,6 +172,7 @@ def make_runner(
         module for name, module in sys.modules.items() if name.startswith("autograder.checks")
     )
     take = object()  # what asks a collector for its records: only this frame holds it
+    bound_collect, bound_cell_code = collect, cell_code
 
     def discard(record: dict[str, Any]) -> None:
         """The sink of the cells that are not tests: their records count for nothing."""
@@ -220,8 +221,12 @@ def make_runner(
             code = bound_compile(cell["source"], f"<cell {cell['index']}>", "exec")
             hidden = bound_compile(cell.get("hidden") or "", f"<cell {cell['index']}>", "exec")
             if origin == "test":  # only a test's records count: kept where no notebook reaches
-                trusted = {**checks, **cell_code(code, scope), **cell_code(hidden, scope)}
-                collector = collect(trusted, take)
+                trusted = {
+                    **checks,
+                    **bound_cell_code(code, scope),
+                    **bound_cell_code(hidden, scope),
+                }
+                collector = bound_collect(trusted, take)
                 next(collector)
             with send_records_to(collector.send if collector else discard, expected=not learner):
                 if origin == "course":
