@@ -153,6 +153,29 @@ def test_put_back_removes_hooks_left_on_every_module_or_optimizer():
     assert put_back() == []
 
 
+def test_copying_a_model_or_saving_a_tensor_changes_no_class():
+    """Copying or pickling an object caches ``__slotnames__`` on its class (copyreg): a test that
+    copies a model or saves a tensor changes nothing, and a notebook's change of the cache is
+    still a change."""
+    import copy
+    import io
+
+    kinds = (torch.Tensor, torch.nn.Parameter, torch.nn.Linear, torch.nn.Sequential)
+    for kind in kinds:  # as in a fresh worker: no copy made yet
+        if "__slotnames__" in vars(kind):
+            type.__delattr__(kind, "__slotnames__")
+    put_back = take_snapshot()
+    torch.save(torch.ones(2), io.BytesIO())
+    copy.deepcopy(torch.nn.Sequential(torch.nn.Linear(2, 2)))
+    copy.copy(torch.nn.Parameter(torch.ones(1)))
+    assert put_back() == []
+    torch.Tensor.__slotnames__ = ["forged"]
+    assert [name for name in put_back() if name.endswith("__slotnames__")] == [
+        "torch.Tensor.__slotnames__"
+    ]
+    assert torch.Tensor.__slotnames__ == []
+
+
 def test_put_back_removes_callbacks_left_on_the_garbage_collector():
     """A gc callback runs at any moment of a test: one could patch and unpatch around a check."""
     import gc

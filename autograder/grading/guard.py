@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import copyreg
 import gc
 import sys
 import types
@@ -240,6 +241,16 @@ def _settle_optimizers() -> None:
                 kind([parameter])
 
 
+def _settle_slot_names(kinds: Iterable[type]) -> None:
+    """Fill the cache that copying or pickling an object keeps on its class (copyreg's
+    ``__slotnames__``: ``copy.deepcopy(model)``, ``torch.save(tensor, buffer)``) for each of
+    ``kinds``, so that a test's copy is no change made by a notebook, while a notebook that
+    changes the cache still changes a class."""
+    for kind in kinds:
+        with contextlib.suppress(Exception):  # a class that refuses the attribute keeps none
+            copyreg._slotnames(kind)
+
+
 def _autograd_switches() -> Callable[[list[Any]], list[str]]:
     """Record autograd's switches that change what a test sees, not held in any namespace:
     the thread's included and excluded dispatch keys (the Python dispatcher, which runs
@@ -358,18 +369,19 @@ def take_snapshot() -> Callable[[], list[str]]:
         for n, m in modules.items()
         if n.split(".")[0] in ("autograder", "gradgraph", "warnings") or n in _STDLIB
     ]
+    class_kinds = _classes([*torch_modules, *course_modules])
+    other_kinds = _other_torch_classes(
+        [m for n, m in modules.items() if n.split(".")[0] == "torch"], class_kinds
+    )
+    _settle_slot_names([*class_kinds, *other_kinds])
     classes = [
-        (f"{kind.__module__}.{kind.__qualname__}", kind, dict(vars(kind)))
-        for kind in _classes([*torch_modules, *course_modules])
+        (f"{kind.__module__}.{kind.__qualname__}", kind, dict(vars(kind))) for kind in class_kinds
     ]
     # every other class of torch's: what could run code (methods, properties, nested classes),
     # compared in one pass that runs in C (as the functions are); a plain value (a counter
     # such as RemovableHandle.next_id, a flag) is state torch changes as it runs
     others = []
-    for kind in _other_torch_classes(
-        [m for n, m in modules.items() if n.split(".")[0] == "torch"],
-        [kind for _, kind, _ in classes],
-    ):
+    for kind in other_kinds:
         attributes = dict(vars(kind))
         code = {k: v for k, v in attributes.items() if type(v) not in _PLAIN_DATA}
         data = {k: v for k, v in attributes.items() if type(v) in _PLAIN_DATA}
