@@ -1,7 +1,8 @@
 """Turn what a check is given into plain evidence that :mod:`autograder.checks.rules` can judge.
 
-Only exact built-in types and plain tensors are read; anything else (a subclass, an object
-with a permissive ``__eq__``, a tensor subclass with ``__torch_function__``) becomes
+Only exact built-in types, the standard library's dicts (``Counter``, ``defaultdict``,
+``OrderedDict``, read as dicts) and plain tensors are read; anything else (a subclass, an
+object with a permissive ``__eq__``, a tensor subclass with ``__torch_function__``) becomes
 ``["other", type name]``, which never equals anything. Everything used here is bound at
 import, and tensors are read with torch-function handling off and refused while a torch
 function or dispatch mode is active, so a later monkeypatch or mode cannot change what is read.
@@ -21,6 +22,7 @@ Example::
 
 from __future__ import annotations
 
+import collections
 import math
 import sys
 import types
@@ -66,7 +68,14 @@ _function_modes = torch._C._len_torch_function_stack
 _dispatch_modes = torch._C._len_torch_dispatch_stack
 _dtype = torch.dtype
 _device = torch.device
-_PLAIN_TENSORS = (_Tensor, _Parameter)
+# the standard library's dicts, read as the plain dicts they are (through dict.items: no
+# method of theirs runs); a class of the notebook's built on them is not one of them
+_Counter, _defaultdict, _OrderedDict = (
+    collections.Counter,
+    collections.defaultdict,
+    collections.OrderedDict,
+)
+_dict_items = dict.items
 _TRUSTED_MODULES = ("builtins", "torch", "math", "collections")
 
 
@@ -114,8 +123,8 @@ def describe(value: object, _depth: int = 0) -> list[Any]:
         return [kind.__name__, [describe(item, _depth + 1) for item in value]]
     if kind is set or kind is frozenset:
         return ["set", [describe(item, _depth + 1) for item in value]]
-    if kind is dict:
-        pairs = dict.items(value)
+    if kind is dict or kind is _Counter or kind is _defaultdict or kind is _OrderedDict:
+        pairs = _dict_items(value)
         return ["dict", [[describe(k, _depth + 1), describe(v, _depth + 1)] for k, v in pairs]]
     if kind is _dtype:
         return ["dtype", str(value)]
@@ -123,7 +132,7 @@ def describe(value: object, _depth: int = 0) -> list[Any]:
         return ["device", value.type]
     if kind is type:
         return ["type", type_label(value)]
-    if kind in _PLAIN_TENSORS:
+    if kind is _Tensor or kind is _Parameter:  # by identity: a metaclass may define __eq__
         return ["tensor", _describe_tensor(value, kind)]
     if _isinstance(value, _Tensor):
         return ["tensor", {"class": type_label(kind), "unreadable": N_("not a plain tensor")}]

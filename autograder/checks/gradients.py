@@ -6,8 +6,9 @@ one it was derived for. Inside :func:`gradients_from_autograd`, every gradient a
 the code is noted: what a ``.grad`` read returns, what ``torch.autograd.grad`` returns, the
 gradient a tensor hook (``register_hook``) is called with, and the copies the code makes of
 those (``clone``, ``detach``, ``to``, ``contiguous``, ``.data``, ``copy_`` into a tensor,
-``copy.deepcopy``). A tensor the code put into a ``.grad`` itself is not one autograd gave,
-however it is read back. Everything used here is bound at import, so a later patch of torch's
+``copy.deepcopy``, and the reshaping and casting ones: ``view``, ``reshape``, ``type_as``...).
+A tensor the code put into a ``.grad`` itself is not one autograd gave, however it is read
+back. Everything used here is bound at import, so a later patch of torch's
 names changes nothing.
 
 The tensors noted are kept in the frame of a generator (:func:`_ledger`), which a notebook
@@ -57,18 +58,19 @@ _Tensor, _Base = torch.Tensor, torch._C.TensorBase
 _GRAD = vars(_Base)["grad"]  # a property: torch hands its getter to the mode, bound to this
 _DATA = vars(_Base)["data"]
 _AUTOGRAD_GRAD, _REGISTER_HOOK = torch.autograd.grad, torch.Tensor.register_hook
-# What copies a tensor's values as they are: a copy of a gradient autograd gave is one too.
-# Looked up by identity, so that no object's __eq__ or __hash__ runs.
+# What copies a tensor's values as they are, or reads them in another shape or dtype: a copy of
+# a gradient autograd gave is one too (a gradient taken on a flat or a float64 working copy comes
+# back through view_as or type_as). Looked up by identity, so that no object's __eq__ or
+# __hash__ runs.
 _COPIES = {
     id(copy): copy
     for copy in (
-        _Base.clone,
-        _Base.detach,
-        _Base.to,
-        _Base.contiguous,
-        torch.clone,
-        torch.detach,
-        torch.Tensor.__deepcopy__,
+        *(_Base.clone, _Base.detach, _Base.to, _Base.contiguous, torch.Tensor.__deepcopy__),
+        *(_Base.view, _Base.view_as, _Base.reshape, _Base.reshape_as, _Base.flatten),
+        *(_Base.squeeze, _Base.unsqueeze, _Base.type_as, _Base.type),
+        *(_Base.float, _Base.double, _Base.half, _Base.bfloat16),
+        *(torch.clone, torch.detach, torch.reshape, torch.flatten, torch.squeeze),
+        torch.unsqueeze,
     )
 }
 _COPY_INTO = _Base.copy_
