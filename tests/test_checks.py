@@ -440,6 +440,33 @@ def test_tensors_made_without_device_are_seen_where_they_meet_the_inputs():
     assert torch.zeros(2).device.type == "cpu"
 
 
+def test_an_input_read_into_numpy_without_cpu_is_seen():
+    """A GPU tensor refuses .numpy(): an input read that way is noted, and fails the device
+    check with its own lesson; brought to the CPU first (or made there), it is not."""
+    import numpy as np
+
+    from autograder.checks import CheckFailed, expect_made_with_device, tensors_made_without_device
+
+    x = torch.randn(3, requires_grad=True)
+
+    def noted(code):
+        with tensors_made_without_device() as made:
+            code()
+        return made.read_into_numpy
+
+    assert noted(lambda: x.detach().numpy())
+    assert noted(lambda: np.asarray(x.detach()))
+    assert noted(lambda: torch.as_tensor(np.round(x.detach().numpy()), device=x.device))
+    assert not noted(lambda: x.detach().cpu().numpy())
+    assert not noted(lambda: x.detach().to("cpu").numpy() + x.cpu().detach().numpy())
+    assert not noted(lambda: x.detach().numpy(force=True))
+    assert not noted(lambda: torch.zeros(3).numpy() + torch.ones(3, device="cpu").numpy())
+    with tensors_made_without_device() as made:
+        x.detach().numpy()
+    with pytest.raises(CheckFailed, match=r"without bringing it to the CPU first"):
+        expect_made_with_device("round_ste", made)
+
+
 def test_tensors_made_without_device_see_the_cpu_only_constructors():
     """torch.Tensor(n), the legacy types (DCGAN-era labels: torch.FloatTensor(n).fill_(1)),
     torch.from_numpy and torch.frombuffer make CPU tensors that no torch mode sees: inside the

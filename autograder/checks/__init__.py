@@ -100,7 +100,10 @@ __all__ = [
 _callable = callable
 # torch's advice about code that is right: a warning whose message holds one of these does
 # not fail a call (``float(loss)`` is as right as ``loss.item()``)
-ADVICE_TO_RIGHT_CODE = ("Converting a tensor with requires_grad=True to a scalar",)
+ADVICE_TO_RIGHT_CODE = (
+    "Converting a tensor with requires_grad=True to a scalar",
+    "To copy construct from a tensor, it is recommended",
+)
 
 
 def say(text: str) -> None:
@@ -314,6 +317,7 @@ input: it was made without device= (torch.zeros, of shape (3,)). Beside inputs o
             "met_in": made.met_in,
             "culprit": None if culprit is None else [culprit[0], list(culprit[1])],
             "returned_elsewhere": elsewhere,
+            "read_into_numpy": made.read_into_numpy,
             "hint": hint,
         }
     )

@@ -31,7 +31,9 @@ and ``torch.frombuffer``. For the block, ``torch.Tensor.__new__`` and those name
 ``t.type(torch.DoubleTensor)`` keep working); they are put back afterwards.
 
 The inputs stay where they are: code that reads its inputs' device (``device=x.device``,
-``torch.ones_like(x)``, ``x.new_zeros(n)``) makes its tensors there, as it would on a GPU.
+``torch.ones_like(x)``, ``x.new_zeros(n)``) makes its tensors there, as it would on a GPU. An
+input read into NumPy without being brought to the CPU first (``x.detach().numpy()``, which a
+GPU tensor refuses; ``x.detach().cpu().numpy()`` is right) is noted too.
 Everything used here is bound at import, so a later patch of torch's names changes nothing.
 
 Example::
@@ -49,6 +51,10 @@ Example::
     ...         pass
     >>> made.met_in, made.factory, made.shape
     ('add', 'torch.zeros', (3,))
+    >>> with tensors_made_without_device() as made:
+    ...     values = x.numpy()  # a GPU tensor refuses: x.cpu().numpy() is right
+    >>> made.read_into_numpy
+    True
 """
 
 from __future__ import annotations
@@ -86,10 +92,14 @@ _ACROSS_DEVICES = frozenset(
     {_Base.__getitem__, _Base.__setitem__, _Base.to, _Base.copy_, _Base.type_as}
 )
 _MOVE, _TYPE_AS, _CAST, _parse_to = _Base.to, _Base.type_as, _Base.type, torch._C._nn._parse_to
+# What reads a tensor's values into NumPy (a GPU tensor refuses, unless forced), and what
+# brings a tensor to the CPU first
+_TO_NUMPY, _TO_ARRAY, _TO_CPU, _CPU = _Base.numpy, _Tensor.__array__, _Base.cpu, torch.device("cpu")
 _ones_like, _autograd_grad = torch.ones_like, torch.autograd.grad
 _BackwardCFunction = torch.autograd.function.BackwardCFunction  # a custom Function's node
 _empty_like, _isinstance, _id, _getattr, _str = torch.empty_like, isinstance, id, getattr, str
 _list, _tuple, _dict, _next, _issubclass, _repr = list, tuple, dict, next, issubclass, repr
+_all, _device = all, torch.device
 _staticmethod = staticmethod
 _type_setattr, _type_delattr, _module_setattr = type.__setattr__, type.__delattr__, setattr
 # The CPU-only constructors (see above): torch.Tensor's own __new__ is inherited, not its own
@@ -112,6 +122,7 @@ class MadeWithoutDevice:
     made: list[Made] = field(default_factory=list)
     met_in: str | None = None
     culprit: Made | None = None
+    read_into_numpy: bool = False  # a tensor from elsewhere read by .numpy(), not on the CPU
 
     @property
     def factory(self) -> str | None:
@@ -143,7 +154,8 @@ class _MadeOnMeta(TorchFunctionMode):
     """Gives the code a stand-in on the meta device for each tensor a factory makes (no
     ``device=``, no tensor among its arguments, some dimensions) and for each tensor computed
     from stand-ins alone, computes on their values, and records the first operation that gets
-    a stand-in together with a tensor from elsewhere."""
+    a stand-in together with a tensor from elsewhere, and a tensor from elsewhere read into
+    NumPy without being brought to the CPU (``x.detach().numpy()``: a GPU tensor refuses)."""
 
     def __init__(self, log: MadeWithoutDevice) -> None:
         super().__init__()
@@ -151,6 +163,7 @@ class _MadeOnMeta(TorchFunctionMode):
         self.values: dict[int, tuple[torch.Tensor, Made]] = {}  # by id of a stand-in
         self.scalars: dict[int, Made] = {}  # by id of a 0-dim tensor made, on the CPU
         self.kept: list[torch.Tensor] = []  # every tensor made, alive so that no id is reused
+        self.on_cpu: set[int] = set()  # ids of tensors brought to the CPU, or computed from such
 
     def __torch_function__(
         self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: dict | None = None
@@ -158,6 +171,8 @@ class _MadeOnMeta(TorchFunctionMode):
         kwargs = kwargs or {}
         if func in _FACTORIES and kwargs.get("device") is None and "out" not in kwargs:
             return self._make(func, args, kwargs)
+        if (func is _TO_NUMPY or func is _TO_ARRAY) and args and not kwargs.get("force"):
+            self._read_into_numpy(args[0])
         if func is _CAST:  # t.type(torch.FloatTensor): the type itself, not what stands for it
             args, kwargs = (
                 _real_types(args),
@@ -169,7 +184,7 @@ class _MadeOnMeta(TorchFunctionMode):
         if not stand_ins:
             if self.log.met_in is None:
                 self._notice(func, tensors)
-            return func(*args, **kwargs)
+            return self._placed(func, args, kwargs, tensors, func(*args, **kwargs))
         mine = values.get(_id(args[0])) if args else None  # (torch.cat(tensors=...): none)
         if mine is not None and func is _MOVE:
             target = _parse_to(*args[1:], **kwargs)[0]
@@ -185,6 +200,38 @@ class _MadeOnMeta(TorchFunctionMode):
         if given and mine is None:  # an index or a copy across devices, into a given tensor
             return func(*self._real(args), **self._real(kwargs))
         return self._computed(func, args, kwargs, values[_id(stand_ins[0])][1])
+
+    def _read_into_numpy(self, tensor: Any) -> None:
+        """Note a tensor from elsewhere (not made in the block, not brought to the CPU) whose
+        values are read into NumPy: beside inputs on a GPU, it is on the GPU."""
+        key = _id(tensor)
+        if key not in self.values and key not in self.scalars and key not in self.on_cpu:
+            self.log.read_into_numpy = True
+
+    def _placed(
+        self,
+        func: Any,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        tensors: list[torch.Tensor],
+        result: Any,
+    ) -> Any:
+        """``result``, noted as on the CPU where ``func`` brought a tensor there (``cpu()``,
+        ``to("cpu")``, a factory told ``device="cpu"``) or computed it from such alone."""
+        if func is _TO_CPU:
+            to_cpu = True
+        elif func is _MOVE:
+            to_cpu = _parse_to(*args[1:], **kwargs)[0] == _CPU
+        elif tensors:
+            to_cpu = _all(_id(t) in self.on_cpu for t in tensors)
+        else:
+            device = kwargs.get("device")
+            to_cpu = func in _FACTORIES and device is not None and _device(device) == _CPU
+        if to_cpu:
+            for made in _tensors(result):
+                self.kept.append(made)
+                self.on_cpu.add(_id(made))
+        return result
 
     def _computed(
         self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], origin: Made

@@ -319,6 +319,14 @@ def _call(record: Record) -> str | None:
 def _device(record: Record) -> str | None:
     met_in, elsewhere = record["met_in"], record["returned_elsewhere"]
     if met_in is None and elsewhere is not True:
+        if record.get("read_into_numpy") is True:
+            return _(
+                "`{name}` read a tensor it was given into NumPy (.numpy()) without bringing it "
+                "to the CPU first. Beside inputs on a GPU that tensor is on the GPU, and "
+                ".numpy() refuses it: 'can't convert cuda:0 device type tensor to numpy. Use "
+                "Tensor.cpu() to copy the tensor to host memory first.' Read it as "
+                "t.detach().cpu().numpy(), and bring the result back with device=x.device."
+            ).format(name=translate(record["name"]))
         return None
     factory, shape = record["culprit"] or ("?", ())
     made = {"name": translate(record["name"]), "factory": factory, "shape": tuple(shape)}
