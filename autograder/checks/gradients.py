@@ -4,7 +4,8 @@ An exercise that asks for gradients "computed by autograd" cannot be checked by 
 a formula derived by hand gives the same numbers, as long as the function stays exactly the
 one it was derived for. Inside :func:`gradients_from_autograd`, every gradient autograd hands
 the code is noted: what a ``.grad`` read returns, what ``torch.autograd.grad`` returns, the
-gradient a tensor hook (``register_hook``) is called with, and the copies the code makes of
+gradient a tensor hook (``register_hook``) is called with, the ``.grad`` of the leaf a
+post-accumulate-grad hook is called with, and the copies the code makes of
 those (``clone``, ``detach``, ``to``, ``contiguous``, ``.data``, ``copy_`` into a tensor,
 ``copy.deepcopy``, and the reshaping and casting ones: ``view``, ``reshape``, ``type_as``...).
 A tensor the code put into a ``.grad`` itself is not one autograd gave, however it is read
@@ -58,6 +59,8 @@ _Tensor, _Base = torch.Tensor, torch._C.TensorBase
 _GRAD = vars(_Base)["grad"]  # a property: torch hands its getter to the mode, bound to this
 _DATA = vars(_Base)["data"]
 _AUTOGRAD_GRAD, _REGISTER_HOOK = torch.autograd.grad, torch.Tensor.register_hook
+_REGISTER_LEAF_HOOK = torch.Tensor.register_post_accumulate_grad_hook  # called with the leaf
+_grad_of = _GRAD.__get__
 # What copies a tensor's values as they are, or reads them in another shape or dtype: a copy of
 # a gradient autograd gave is one too (a gradient taken on a flat or a float64 working copy comes
 # back through view_as or type_as). Looked up by identity, so that no object's __eq__ or
@@ -70,7 +73,7 @@ _COPIES = {
         *(_Base.squeeze, _Base.unsqueeze, _Base.type_as, _Base.type),
         *(_Base.float, _Base.double, _Base.half, _Base.bfloat16),
         *(torch.clone, torch.detach, torch.reshape, torch.flatten, torch.squeeze),
-        torch.unsqueeze,
+        *(torch.unsqueeze, _Tensor.unflatten, torch.unflatten, torch.as_tensor, torch.asarray),
     )
 }
 _COPY_INTO = _Base.copy_
@@ -147,7 +150,9 @@ class _NotesGradients(TorchFunctionMode):
     def __torch_function__(self, func, types, args=(), kwargs=None):  # noqa: ANN001
         kwargs = kwargs or {}
         if func is _REGISTER_HOOK and len(args) == 2 and not kwargs:
-            args = (args[0], self._noting(args[1]))
+            args = (args[0], self._noting(args[1], _itself))
+        elif func is _REGISTER_LEAF_HOOK and len(args) == 2 and not kwargs:
+            args = (args[0], self._noting(args[1], _grad_of))  # the leaf's .grad, accumulated
         result = func(*args, **kwargs)
         if self._grad_set(func) and len(args) > 1 and not self.given.includes(args[1]):
             self.given._assigned[_id(args[1])] = args[1]
@@ -173,15 +178,22 @@ class _NotesGradients(TorchFunctionMode):
         copies = _COPIES.get(_id(func)) is func or bound is _DATA
         return copies and bool(args) and self.given.includes(args[0])
 
-    def _noting(self, hook: Callable[[torch.Tensor], Any]) -> Callable[[torch.Tensor], Any]:
-        """``hook``, which also notes the gradient it is called with."""
+    def _noting(
+        self, hook: Callable[[torch.Tensor], Any], gradient: Callable[[torch.Tensor], Any]
+    ) -> Callable[[torch.Tensor], Any]:
+        """``hook``, which also notes ``gradient(what it is called with)``: the gradient a
+        tensor hook gets, the ``.grad`` of the leaf a post-accumulate-grad hook gets."""
         given = self.given
 
-        def noting(grad: torch.Tensor) -> Any:
-            given._note(grad)
-            return hook(grad)
+        def noting(value: torch.Tensor) -> Any:
+            given._note(gradient(value))
+            return hook(value)
 
         return noting
+
+
+def _itself(value: Any) -> Any:
+    return value
 
 
 @contextmanager
