@@ -100,10 +100,7 @@ __all__ = [
 _callable = callable
 # torch's advice about code that is right: a warning whose message holds one of these does
 # not fail a call (``float(loss)`` is as right as ``loss.item()``)
-ADVICE_TO_RIGHT_CODE = (
-    "Converting a tensor with requires_grad=True to a scalar",
-    "To copy construct from a tensor, it is recommended",
-)
+ADVICE_TO_RIGHT_CODE = ("Converting a tensor with requires_grad=True to a scalar",)
 
 
 def say(text: str) -> None:
