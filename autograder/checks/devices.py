@@ -217,7 +217,9 @@ class _MadeOnMeta(TorchFunctionMode):
         result: Any,
     ) -> Any:
         """``result``, noted as on the CPU where ``func`` brought a tensor there (``cpu()``,
-        ``to("cpu")``, a factory told ``device="cpu"``) or computed it from such alone."""
+        ``to("cpu")``, a factory told ``device="cpu"``) or computed it from such alone. (Here
+        the inputs are on the CPU already, so ``x.cpu()`` is ``x`` itself: an input brought to
+        the CPU once counts as there afterwards.)"""
         if func is _TO_CPU:
             to_cpu = True
         elif func is _MOVE:

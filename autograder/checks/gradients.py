@@ -5,12 +5,11 @@ a formula derived by hand gives the same numbers, as long as the function stays 
 one it was derived for. Inside :func:`gradients_from_autograd`, every gradient autograd hands
 the code is noted: what a ``.grad`` read returns, what ``torch.autograd.grad`` returns, the
 gradient a tensor hook (``register_hook``) is called with, the ``.grad`` of the leaf a
-post-accumulate-grad hook is called with, and the copies the code makes of
-those (``clone``, ``detach``, ``to``, ``contiguous``, ``.data``, ``copy_`` into a tensor,
-``copy.deepcopy``, and the reshaping and casting ones: ``view``, ``reshape``, ``type_as``...).
-A tensor the code put into a ``.grad`` itself is not one autograd gave, however it is read
-back. Everything used here is bound at import, so a later patch of torch's
-names changes nothing.
+post-accumulate-grad hook is called with, and the copies the code makes of those (``clone``,
+``detach``, ``to``, ``contiguous``, ``.data``, ``copy_`` into a tensor, ``copy.deepcopy``, and
+the reshaping and casting ones: ``view``, ``reshape``, ``type_as``...). A tensor the code put
+into a ``.grad`` itself is not one autograd gave, however it is read back. Everything used here
+is bound at import, so a later patch of torch's names changes nothing.
 
 The tensors noted are kept in the frame of a generator (:func:`_ledger`), which a notebook
 cannot read in the grading worker, and it notes a tensor only for this module's own code: the
