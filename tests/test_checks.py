@@ -645,3 +645,30 @@ def test_gradients_from_autograd_tells_a_gradient_autograd_gave_from_one_written
     with pytest.raises(RuntimeError), gradients_from_autograd():
         raise RuntimeError("the code inside failed")
     assert torch._C._len_torch_function_stack() == 0
+
+
+def test_gradients_from_autograd_notes_what_a_node_hook_is_called_with():
+    """A pre-hook on h.grad_fn is called with h's gradient, a post-hook with its node's input
+    and output gradients: all given. Outside the block, and inside a gradgraph recording (which
+    observes node hooks itself), nodes' hooks are torch's own again."""
+    import gradgraph
+    from autograder.checks import gradients_from_autograd
+
+    x = torch.tensor([0.5, -1.0], requires_grad=True)
+    passed = {}
+    with gradients_from_autograd() as given:
+        h = torch.tanh(x)
+        h.grad_fn.register_prehook(lambda grad_outputs: passed.update(h=grad_outputs[0]))
+        y = h * h
+        y.grad_fn.register_hook(lambda grad_in, grad_out: passed.update(mul=grad_in, y=grad_out))
+        y.sum().backward()
+    assert all(given.includes(t) for t in [passed["h"], passed["y"][0], *passed["mul"]])
+    assert torch.equal(passed["h"], 2 * h.detach())
+    assert "_register_hook" not in vars(type(torch.autograd.Function))
+    with gradgraph.record() as recording, gradients_from_autograd() as given:
+        z = torch.tanh(x)
+        z.grad_fn.register_prehook(lambda grad_outputs: passed.update(z=grad_outputs[0]))
+        z.sum().backward()
+    recording.close()
+    assert not given.includes(passed["z"])  # the recording's watch came first: not noted
+    assert "_register_hook" not in vars(type(torch.autograd.Function))

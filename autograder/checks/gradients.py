@@ -5,11 +5,12 @@ a formula derived by hand gives the same numbers, as long as the function stays 
 one it was derived for. Inside :func:`gradients_from_autograd`, every gradient autograd hands
 the code is noted: what a ``.grad`` read returns, what ``torch.autograd.grad`` returns, the
 gradient a tensor hook (``register_hook``) is called with, the ``.grad`` of the leaf a
-post-accumulate-grad hook is called with, and the copies the code makes of those (``clone``,
-``detach``, ``to``, ``contiguous``, ``.data``, ``copy_`` into a tensor, ``copy.deepcopy``, and
-the reshaping and casting ones: ``view``, ``reshape``, ``type_as``...). A tensor the code put
-into a ``.grad`` itself is not one autograd gave, however it is read back. Everything used here
-is bound at import, so a later patch of torch's names changes nothing.
+post-accumulate-grad hook is called with, the gradients a hook on a node (``grad_fn.
+register_prehook``, ``register_hook``) is called with, and the copies the code makes of those
+(``clone``, ``detach``, ``to``, ``contiguous``, ``.data``, ``copy_`` into a tensor,
+``copy.deepcopy``, and the reshaping and casting ones: ``view``, ``reshape``, ``type_as``...).
+A tensor the code put into a ``.grad`` itself is not one autograd gave, however it is read back.
+Everything used here is bound at import, so a later patch of torch's names changes nothing.
 
 The tensors noted are kept in the frame of a generator (:func:`_ledger`), which a notebook
 cannot read in the grading worker, and it notes a tensor only for this module's own code: the
@@ -45,12 +46,14 @@ from __future__ import annotations
 import sys
 import types
 from collections.abc import Callable, Generator, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager, suppress
 from typing import Any
 
 import torch
 import torch.autograd.graph
 from torch.overrides import TorchFunctionMode
+
+from gradgraph.nodehooks import observe_node_hooks
 
 __all__ = ["GivenGradients", "gradients_from_autograd"]
 
@@ -116,8 +119,7 @@ def _ledger(
     autograd's engine called (this module's code, with ``scope`` as globals), and else not."""
     kept: dict[int, Any] = {}
     note, mode = GivenGradients._note.__code__, _NotesGradients.__torch_function__.__code__
-    noting = _NotesGradients._noting.__code__.co_consts
-    noting = next(const for const in noting if type(const) is types.CodeType)
+    noting = {_id(code): code for code in _hook_wrappers()}  # the wrappers the engine calls
     answer: Any = None
     while True:
         op, value = yield answer
@@ -133,7 +135,8 @@ def _ledger(
             if frame is not _none and frame.f_globals is scope:
                 caller = frame.f_back
                 if frame.f_code is mode or (
-                    frame.f_code is noting and (caller is _none or caller.f_code is _ENGINE)
+                    noting.get(_id(frame.f_code)) is frame.f_code
+                    and (caller is _none or caller.f_code is _ENGINE)
                 ):
                     kept[_id(value)] = value
             frame = caller = _none
@@ -190,16 +193,40 @@ class _NotesGradients(TorchFunctionMode):
 
         return noting
 
+    def _noting_node_hook(self, hook: Callable) -> Callable:
+        """``hook``, put on a node (``grad_fn``) by the code, which also notes the gradients it
+        is called with: a pre-hook's output gradients, a post-hook's input and output ones."""
+        given = self.given
+
+        def noting(*gradients: Any) -> Any:
+            for group in gradients:
+                given._note(group)
+            return hook(*gradients)
+
+        return noting
+
 
 def _itself(value: Any) -> Any:
     return value
 
 
+def _hook_wrappers() -> list[types.CodeType]:
+    """The code of the wrappers around the code's hooks: what autograd's engine calls (methods,
+    so that their globals are the module's own, as :func:`_ledger` asks)."""
+    wrappers = (_NotesGradients._noting, _NotesGradients._noting_node_hook)
+    consts = [const for wrapper in wrappers for const in wrapper.__code__.co_consts]
+    return [const for const in consts if type(const) is types.CodeType]
+
+
 @contextmanager
 def gradients_from_autograd() -> Iterator[GivenGradients]:
     """Note, in the record yielded, every gradient autograd gives the code inside the block
-    (see the module's text). The block's torch mode is gone afterwards, whatever the code
-    inside raised."""
+    (see the module's text). The block's torch mode and its watch on node hooks are gone
+    afterwards, whatever the code inside raised."""
     given = GivenGradients()
-    with _NotesGradients(given):
+    mode = _NotesGradients(given)
+    with ExitStack() as undo:
+        with suppress(RuntimeError):  # observed once at a time: not inside a gradgraph recording
+            undo.callback(observe_node_hooks(mode._noting_node_hook))
+        undo.enter_context(mode)
         yield given
