@@ -28,7 +28,9 @@ mode sees and old tutorials still teach: ``torch.Tensor(n)``, the legacy types
 (``torch.FloatTensor(n).fill_(1)``, a GAN's labels in DCGAN-era code), ``torch.from_numpy``
 and ``torch.frombuffer``. For the block, ``torch.Tensor.__new__`` and those names of the
 ``torch`` module answer through the watch (``isinstance(t, torch.FloatTensor)`` and
-``t.type(torch.DoubleTensor)`` keep working); they are put back afterwards.
+``t.type(torch.DoubleTensor)`` keep working), and ``torch._C.DisableTorchFunction``, which
+would switch the watch off too, switches off only tensor subclasses' ``__torch_function__``;
+they are put back afterwards.
 
 The inputs stay where they are: code that reads its inputs' device (``device=x.device``,
 ``torch.ones_like(x)``, ``x.new_zeros(n)``) makes its tensors there, as it would on a GPU. An
@@ -110,6 +112,10 @@ _LEGACY_TYPES = {
     if kind.__module__ == "torch" and vars(torch).get(kind.__name__) is kind
 }
 _FROM_MEMORY = {"from_numpy": torch.from_numpy, "frombuffer": torch.frombuffer}
+# What switches every torch function mode off, the watch's too (torch._C.DisableTorchFunction):
+# for the block it switches off only tensor subclasses' __torch_function__, as
+# DisableTorchFunctionSubclass does, so that what is made inside it is still seen
+_ALL_OFF, _SUBCLASSES_OFF = torch._C.DisableTorchFunction, torch._C.DisableTorchFunctionSubclass
 Made = tuple[str, tuple[int, ...]]  # a factory's name, and the shape it made
 
 
@@ -385,12 +391,14 @@ def _constructors_watched(mode: _MadeOnMeta) -> Iterator[None]:
     try:
         for name, stand_in in names.items():
             _module_setattr(torch, name, stand_in)
+        _module_setattr(torch._C, "DisableTorchFunction", _SUBCLASSES_OFF)
         yield
     finally:
         if "__new__" in _Tensor.__dict__:  # the inherited one answers again
             _type_delattr(_Tensor, "__new__")
         for name, original in {**_LEGACY_TYPES, **_FROM_MEMORY}.items():
             _module_setattr(torch, name, original)
+        _module_setattr(torch._C, "DisableTorchFunction", _ALL_OFF)
 
 
 @contextmanager
