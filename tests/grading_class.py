@@ -508,6 +508,95 @@ def intermediate_grads(x):
                     pass
     return grads
 """
+# A sink of the notebook's own put ahead of the grader's in the table of sinks: it turns each
+# failed check's record into a passed one, and empties the table when the test takes its own
+# sink out (list.remove runs the entry's __eq__), so that the table looks as it was.
+_WRONG_INTERMEDIATE = """
+def intermediate_grads(x):
+    _plant()
+    zeros = torch.zeros_like(x.detach())
+    return {"x": zeros, "h": zeros.clone(), "y": zeros.clone()}
+"""
+_SINK_AHEAD = """
+def _plant():
+    import autograder.checks.records as records
+    sinks = records._record_sinks
+    class _Entry(tuple):
+        def __eq__(self, other):
+            sinks.clear()
+            return True
+        __hash__ = tuple.__hash__
+    def forge(record):
+        if record.get("rule") == "expect":
+            record["condition"] = ["bool", True]
+        elif "expected" in record:
+            record["actual"] = record["expected"]
+        elif record.get("rule") == "mapping":
+            record["actual"] = ["dict", [[key, ["none"]] for key in record["keys"]]]
+    if not any(type(entry) is _Entry for entry in sinks):
+        sinks.insert(0, _Entry((forge, True)))
+"""
+# Keys hashed as the checks' names in their module's namespace: every lookup of `expect` runs
+# the notebook's __eq__, which plants the sink above during the test.
+_KEYS_AHEAD = """
+import autograder.checks
+class _Key:
+    def __init__(self, name):
+        self.hashed = hash(name)
+    def __hash__(self):
+        return self.hashed
+    def __eq__(self, other):
+        if autograder.checks.records._record_sinks:  # while a cell runs, not while put back
+            try:
+                _plant()
+            except Exception:
+                pass
+        return False
+for _name in ["expect", "expect_equal", "expect_mapping", "call_learner", "say"]:
+    _value = vars(autograder.checks).pop(_name)
+    vars(autograder.checks)[_Key(_name)] = None
+    vars(autograder.checks)[_name] = _value
+def classify(tensors):
+    return {name: "constant" for name in tensors}
+"""
+# The checks' private globals patched while the test runs, and put back by a key in the builtins
+# hashed as "__name__", at the first lookup the grader makes after the test: nothing changed is
+# left for it to see.
+_UNDO_AT_PUT_BACK = """
+def _patch_until_put_back():
+    import builtins, autograder.checks as checks
+    scope = checks.expect.__globals__
+    if "_forging" in scope:
+        return
+    declared, describe = scope["_declared"], scope["describe"]
+    def forged_declared(record, may_differ):
+        if "expected" in record:
+            record["actual"] = record["expected"]
+        return declared(record, may_differ)
+    def forged_describe(value, _depth=0):
+        return ["bool", True] if value is False else describe(value, _depth)
+    scope.update(_declared=forged_declared, describe=forged_describe, _forging=True)
+    space = vars(builtins)
+    class _Undo:
+        armed = False
+        def __hash__(self):
+            return hash("__name__")
+        def __eq__(self, other):
+            if _Undo.armed:
+                _Undo.armed = False
+                scope.update(_declared=declared, describe=describe)
+                scope.pop("_forging", None)
+                space.pop(self, None)
+            return False
+    name = space.pop("__name__")
+    space[_Undo()] = None
+    space["__name__"] = name
+    _Undo.armed = True
+def intermediate_grads(x):
+    _patch_until_put_back()
+    zeros = torch.zeros_like(x.detach())
+    return {"x": zeros, "h": zeros.clone(), "y": zeros.clone()}
+"""
 # Honest scratch work that draws random numbers between the exercises.
 _SCRATCH_RANDOM = """
 import random
@@ -631,6 +720,9 @@ REVIEWED = (
     "attack-forging-sink",
     "attack-sealed-globals",
     "attack-scope-through-hooks",
+    "attack-sink-ahead",
+    "attack-keys-ahead",
+    "attack-undo-at-put-back",
 )
 
 
@@ -720,6 +812,9 @@ def build_class(folder: Path, *, out: Path) -> dict[str, Expected]:
         ("attack-patch-library-classes", "intermediate_grads", _PATCH_LIBRARY_CLASSES),
         ("attack-patch-warning-message", "intermediate_grads", _PATCH_WARNING_MESSAGE),
         ("attack-scope-through-hooks", "intermediate_grads", _SCOPE_THROUGH_HOOKS),
+        ("attack-sink-ahead", "intermediate_grads", _SINK_AHEAD + _WRONG_INTERMEDIATE),
+        ("attack-keys-ahead", "classify", _SINK_AHEAD + _KEYS_AHEAD),
+        ("attack-undo-at-put-back", "intermediate_grads", _UNDO_AT_PUT_BACK),
     ]:
         tampering = _with_answer(_solved(), grade_id, code)
         add(student, tampering, Expected(FULL - points[f"{grade_id}_test"]))

@@ -672,3 +672,49 @@ def test_gradients_from_autograd_notes_what_a_node_hook_is_called_with():
     recording.close()
     assert not given.includes(passed["z"])  # the recording's watch came first: not noted
     assert "_register_hook" not in vars(type(torch.autograd.Function))
+
+
+def test_every_sink_gets_its_own_copy_of_a_record_made_before_any_sink_runs():
+    """A sink put ahead of the grader's (a notebook's) that rewrites its record, nested lists
+    included, changes nothing the grader's sink or the rule is given; and a block takes its own
+    sink out by identity, running no other entry's __eq__."""
+    import autograder.checks.records as records
+    from autograder.checks import CheckFailed, expect, send_records_to
+
+    seen, called = [], []
+
+    def forge(record):
+        record["condition"][1] = True
+        record["condition"] = ["bool", True]
+
+    class Entry(tuple):
+        def __eq__(self, other):
+            called.append("__eq__")
+            return True
+
+        __hash__ = tuple.__hash__
+
+    ahead = Entry((forge, True))
+    with send_records_to(seen.append, expected=False):
+        records._record_sinks.insert(0, ahead)
+        with pytest.raises(CheckFailed):
+            expect(False, "a failed check")
+    assert seen[0]["condition"] == ["bool", False]
+    assert records._record_sinks == [ahead] and called == []
+    records._record_sinks.clear()
+
+
+def test_the_device_watch_sees_through_disable_torch_function():
+    """torch._C.DisableTorchFunction would switch the watch's mode off: inside the watch it
+    switches off only subclasses' __torch_function__, and it is torch's own again after."""
+    from autograder.checks import call_watched
+
+    real = torch._C.DisableTorchFunction
+
+    def clip(grad):
+        with torch._C.DisableTorchFunction():
+            return grad * torch.minimum(torch.ones(grad.shape), 1 / grad.norm())
+
+    made, _ = call_watched(clip, torch.ones(3))
+    assert (made.met_in, made.factory) == ("minimum", "torch.ones")
+    assert torch._C.DisableTorchFunction is real

@@ -65,18 +65,37 @@ def send_records_to(sink: Callable[[Record], None], *, expected: bool = True) ->
     _record_sinks.append(entry)
     try:
         yield
-    finally:
-        _record_sinks.remove(entry)
+    finally:  # by identity: list.remove would run the __eq__ of whatever else the list holds
+        for index in reversed(range(len(_record_sinks))):
+            if _record_sinks[index] is entry:
+                del _record_sinks[index]
+                break
 
 
 def decide(record: Record) -> None:
-    """Pass ``record`` to every sink, then raise :class:`CheckFailed` if the rule fails it."""
+    """Pass a copy of ``record`` to every sink, then raise :class:`CheckFailed` if the rule
+    fails it. Every copy is made before any sink runs: a sink (a notebook's, put ahead of the
+    grader's) can change its own copy, never what the other sinks or the rule are given."""
     hidden = () if record.get("may_differ") else EXPECTED_FIELDS.get(record["rule"], ())
-    for sink, expected in _record_sinks:
-        sink(record if expected else {k: v for k, v in record.items() if k not in hidden})
+    deliveries = [
+        (sink, _copied({k: v for k, v in record.items() if expected or k not in hidden}))
+        for sink, expected in tuple(_record_sinks)
+    ]
+    for sink, copy in deliveries:
+        sink(copy)
     message = judge(record)
     if message is not None:
         raise CheckFailed(message)
+
+
+def _copied(value: Any) -> Any:
+    """A deep copy of a record's plain evidence (dicts, lists and tuples of plain values)."""
+    kind = type(value)
+    if kind is dict:
+        return {key: _copied(item) for key, item in value.items()}
+    if kind is list or kind is tuple:
+        return kind(map(_copied, value))
+    return value
 
 
 def declared(record: Record, answer_may_differ: bool) -> Record:

@@ -251,6 +251,45 @@ def _settle_slot_names(kinds: Iterable[type]) -> None:
             copyreg._slotnames(kind)
 
 
+def _stray_key_remover(
+    spaces: Iterable[tuple[str, dict[Any, Any]]],
+) -> Callable[[list[Any]], list[str]]:
+    """``take_out(graveyard)``: take every key that is not an exact ``str`` out of ``spaces``
+    (module namespaces, the builtins, ``sys.modules``) and name the spaces that held one.
+
+    A key of a notebook's own class, hashed as a name (``"print"``, ``"decide"``), runs its
+    ``__eq__`` at every lookup of that name there, by the checks or by the grader: the
+    notebook's code, at a moment of its choosing. Keys are told by their type alone and taken
+    out without being hashed or compared; what the spaces held goes to ``graveyard``.
+
+    >>> space = {"name": 1}
+    >>> class Named:
+    ...     def __hash__(self):
+    ...         return hash("name")
+    >>> space[Named()] = 2
+    >>> take_out = _stray_key_remover([("demo", space)])
+    >>> take_out([]), space, take_out([])
+    (['demo'], {'name': 1}, [])
+    """
+    spaces = tuple(spaces)
+
+    def take_out(
+        graveyard: list[Any],
+        _any=any, _map=map, _type=type, _str=str, _repeat=repeat, _is_not=is_not, _list=list,
+    ) -> list[str]:  # fmt: skip
+        found = []
+        for label, space in spaces:
+            if _any(_map(_is_not, _map(_type, space), _repeat(_str))):
+                found.append(label)
+                held = _list(space.items())
+                graveyard.append(held)
+                space.clear()
+                space.update({key: value for key, value in held if _type(key) is _str})
+        return found
+
+    return take_out
+
+
 def _autograd_switches() -> Callable[[list[Any]], list[str]]:
     """Record autograd's switches that change what a test sees, not held in any namespace:
     the thread's included and excluded dispatch keys (the Python dispatcher, which runs
@@ -315,9 +354,11 @@ def _autograd_switches() -> Callable[[list[Any]], list[str]]:
     return put_back
 
 
-def take_snapshot() -> Callable[[], list[str]]:
+def take_snapshot() -> Callable[..., list[str]]:
     """Record the state tests rely on; return ``put_back()``, which restores it and returns
-    the names of what had changed (``[]`` when nothing had)."""
+    the names of what had changed (``[]`` when nothing had). ``put_back(strays_only=True)``
+    only takes out the keys that are no names (see :func:`_stray_key_remover`), before
+    anything is looked up: the first thing the runner does after a cell."""
     _settle_optimizers()
     saved_builtins = dict(vars(builtins))
     modules = {
@@ -413,6 +454,15 @@ def take_snapshot() -> Callable[[], list[str]]:
         if type(function) is _FunctionType and function.__kwdefaults__
     ]
     put_back_switches = _autograd_switches()
+    take_out_strays = _stray_key_remover(
+        [
+            ("builtins", vars(builtins)),
+            ("sys.modules", sys.modules),
+            ("sys", vars(sys)),
+            *((name, vars(module)) for name, module in modules.items()),
+            *((label, scope) for label, scope, _ in sealed),
+        ]
+    )
     path, meta_path = list(sys.path), list(sys.meta_path)
     # Bound here: put_back runs right after the notebook's code, before builtins are restored.
     builtins_namespace, loaded = vars(builtins), sys.modules
@@ -465,8 +515,12 @@ def take_snapshot() -> Callable[[], list[str]]:
             other_sizes[index] = len(vars(kind))
         return changed
 
-    def put_back() -> list[str]:
-        changed = put_back_namespace("builtins", builtins_namespace, saved_builtins, strict=True)
+    def put_back(strays_only: bool = False) -> list[str]:
+        strays = take_out_strays(graveyard)
+        if strays_only:
+            return strays
+        changed = [f"{label} (a key that is no name)" for label in strays]
+        changed += put_back_namespace("builtins", builtins_namespace, saved_builtins, strict=True)
         for name, module in modules.items():
             if loaded.get(name) is not module:
                 changed.append(f"sys.modules[{name!r}]")

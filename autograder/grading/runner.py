@@ -13,6 +13,9 @@ module, a class or the builtins reaches it. Per cell:
   instructor's cell bound (``torch``, ``nn``, ``device``, a model it made) is what that cell
   bound, whatever a learner's cell rebound it to, and the builtins are Python's own (a
   notebook's ``__builtins__`` would hand its ``__import__`` the test's globals);
+* after every cell, before anything is looked up, ``put_back(strays_only=True)`` takes out
+  of the namespaces the checks use any key that is no name (one hashed as a name runs the
+  notebook's code at each lookup of that name); a test cell that left one earns nothing;
 * a learner run sends its checks without the expected values its process computed; a test's
   records are taken only from the checks its own code called (see
   :mod:`autograder.grading.delivery`: anything else handing one over voids the item);
@@ -237,7 +240,8 @@ def make_runner(
             error = "the cell raised an exception that could not be described"
             with suppress(base_exception):
                 error = describe_error(raised)
-        finally:
+        finally:  # first, before anything here looks a name up: keys that are no names out
+            strays = put_back(True)
             the_sys.stdout, the_sys.stderr = streams
         if collector is not None:
             refused = -1  # a collector the notebook closed or broke answers nothing
@@ -260,6 +264,14 @@ def make_runner(
         output = ("", "")
         with suppress(base_exception):  # display only: a broken stream shows nothing
             output = (printed.text(), warned.text())
+        if origin == "test" and strays:
+            voided.append(
+                f"the notebook put keys that are no names into {changed_names(strays)} while "
+                "this test ran (a key hashed as a name runs the notebook's code whenever that "
+                "name is looked up): the item earns nothing."
+            )
+        elif strays:
+            pending.extend(f"{label} (a key that is no name)" for label in strays)
         if origin == "test":
             changed = put_back()
             if changed:
