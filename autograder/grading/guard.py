@@ -357,7 +357,7 @@ def _autograd_switches() -> Callable[[list[Any]], list[str]]:
 def take_snapshot() -> Callable[..., list[str]]:
     """Record the state tests rely on; return ``put_back()``, which restores it and returns
     the names of what had changed (``[]`` when nothing had). ``put_back(strays_only=True)``
-    only takes out the keys that are no names (see :func:`_stray_key_remover`), before
+    only takes out the keys that are not plain strings (see :func:`_stray_key_remover`), before
     anything is looked up: the first thing the runner does after a cell."""
     _settle_optimizers()
     saved_builtins = dict(vars(builtins))
@@ -519,7 +519,7 @@ def take_snapshot() -> Callable[..., list[str]]:
         strays = take_out_strays(graveyard)
         if strays_only:
             return strays
-        changed = [f"{label} (a key that is no name)" for label in strays]
+        changed = [f"{label} (a key that is not a plain string)" for label in strays]
         changed += put_back_namespace("builtins", builtins_namespace, saved_builtins, strict=True)
         for name, module in modules.items():
             if loaded.get(name) is not module:

@@ -14,8 +14,9 @@ module, a class or the builtins reaches it. Per cell:
   bound, whatever a learner's cell rebound it to, and the builtins are Python's own (a
   notebook's ``__builtins__`` would hand its ``__import__`` the test's globals);
 * after every cell, before anything is looked up, ``put_back(strays_only=True)`` takes out
-  of the namespaces the checks use any key that is no name (one hashed as a name runs the
-  notebook's code at each lookup of that name); a test cell that left one earns nothing;
+  of the namespaces the checks use any key that is not a plain string (one hashed as a name
+  runs the notebook's code at each lookup of that name); a test cell that left one earns
+  nothing;
 * a learner run sends its checks without the expected values its process computed; a test's
   records are taken only from the checks its own code called (see
   :mod:`autograder.grading.delivery`: anything else handing one over voids the item);
@@ -240,7 +241,7 @@ def make_runner(
             error = "the cell raised an exception that could not be described"
             with suppress(base_exception):
                 error = describe_error(raised)
-        finally:  # first, before anything here looks a name up: keys that are no names out
+        finally:  # first, before anything here looks a name up: keys that are no plain str out
             strays = put_back(True)
             the_sys.stdout, the_sys.stderr = streams
         if collector is not None:
@@ -266,12 +267,12 @@ def make_runner(
             output = (printed.text(), warned.text())
         if origin == "test" and strays:
             voided.append(
-                f"the notebook put keys that are no names into {changed_names(strays)} while "
-                "this test ran (a key hashed as a name runs the notebook's code whenever that "
-                "name is looked up): the item earns nothing."
+                f"the notebook put keys that are not plain strings into {changed_names(strays)} "
+                "while this test ran (an object hashed as a name runs the notebook's code "
+                "whenever that name is looked up): the item earns nothing."
             )
         elif strays:
-            pending.extend(f"{label} (a key that is no name)" for label in strays)
+            pending.extend(f"{label} (a key that is not a plain string)" for label in strays)
         if origin == "test":
             changed = put_back()
             if changed:
