@@ -112,10 +112,8 @@ _LEGACY_TYPES = {
     if kind.__module__ == "torch" and vars(torch).get(kind.__name__) is kind
 }
 _FROM_MEMORY = {"from_numpy": torch.from_numpy, "frombuffer": torch.frombuffer}
-# What switches every torch function mode off, the watch's too (torch._C.DisableTorchFunction):
-# for the block it switches off only tensor subclasses' __torch_function__, as
-# DisableTorchFunctionSubclass does, so that what is made inside it is still seen
-_ALL_OFF, _SUBCLASSES_OFF = torch._C.DisableTorchFunction, torch._C.DisableTorchFunctionSubclass
+_TORCH_C = torch._C
+_ALL_OFF, _SUBCLASSES_OFF = _TORCH_C.DisableTorchFunction, _TORCH_C.DisableTorchFunctionSubclass
 Made = tuple[str, tuple[int, ...]]  # a factory's name, and the shape it made
 
 
@@ -391,14 +389,24 @@ def _constructors_watched(mode: _MadeOnMeta) -> Iterator[None]:
     try:
         for name, stand_in in names.items():
             _module_setattr(torch, name, stand_in)
-        _module_setattr(torch._C, "DisableTorchFunction", _SUBCLASSES_OFF)
         yield
     finally:
         if "__new__" in _Tensor.__dict__:  # the inherited one answers again
             _type_delattr(_Tensor, "__new__")
         for name, original in {**_LEGACY_TYPES, **_FROM_MEMORY}.items():
             _module_setattr(torch, name, original)
-        _module_setattr(torch._C, "DisableTorchFunction", _ALL_OFF)
+
+
+@contextmanager
+def _watch_kept_on() -> Iterator[None]:
+    """For the block, ``torch._C.DisableTorchFunction``, which switches every torch function
+    mode off (the watch's too), switches off only tensor subclasses' ``__torch_function__``,
+    as ``DisableTorchFunctionSubclass`` does: what is made under it is still seen."""
+    _module_setattr(_TORCH_C, "DisableTorchFunction", _SUBCLASSES_OFF)
+    try:
+        yield
+    finally:
+        _module_setattr(_TORCH_C, "DisableTorchFunction", _ALL_OFF)
 
 
 @contextmanager
@@ -409,7 +417,7 @@ def tensors_made_without_device() -> Iterator[MadeWithoutDevice]:
     inside raised."""
     log = MadeWithoutDevice()
     mode = _MadeOnMeta(log)
-    with mode, _constructors_watched(mode):
+    with mode, _constructors_watched(mode), _watch_kept_on():
         yield log
 
 

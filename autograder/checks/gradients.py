@@ -47,6 +47,7 @@ import sys
 import types
 from collections.abc import Callable, Generator, Iterator
 from contextlib import ExitStack, contextmanager, suppress
+from functools import partial
 from typing import Any
 
 import torch
@@ -119,7 +120,8 @@ def _ledger(
     autograd's engine called (this module's code, with ``scope`` as globals), and else not."""
     kept: dict[int, Any] = {}
     note, mode = GivenGradients._note.__code__, _NotesGradients.__torch_function__.__code__
-    noting = {_id(code): code for code in _hook_wrappers()}  # the wrappers the engine calls
+    noting = _NotesGradients._noting.__code__.co_consts  # the hook wrapper the engine calls
+    noting = next(const for const in noting if type(const) is types.CodeType)
     answer: Any = None
     while True:
         op, value = yield answer
@@ -135,8 +137,7 @@ def _ledger(
             if frame is not _none and frame.f_globals is scope:
                 caller = frame.f_back
                 if frame.f_code is mode or (
-                    noting.get(_id(frame.f_code)) is frame.f_code
-                    and (caller is _none or caller.f_code is _ENGINE)
+                    frame.f_code is noting and (caller is _none or caller.f_code is _ENGINE)
                 ):
                     kept[_id(value)] = value
             frame = caller = _none
@@ -152,7 +153,7 @@ class _NotesGradients(TorchFunctionMode):
     def __torch_function__(self, func, types, args=(), kwargs=None):  # noqa: ANN001
         kwargs = kwargs or {}
         if func is _REGISTER_HOOK and len(args) == 2 and not kwargs:
-            args = (args[0], self._noting(args[1], _itself))
+            args = (args[0], self._noting(args[1], _arguments))
         elif func is _REGISTER_LEAF_HOOK and len(args) == 2 and not kwargs:
             args = (args[0], self._noting(args[1], _grad_of))  # the leaf's .grad, accumulated
         result = func(*args, **kwargs)
@@ -181,41 +182,24 @@ class _NotesGradients(TorchFunctionMode):
         return copies and bool(args) and self.given.includes(args[0])
 
     def _noting(
-        self, hook: Callable[[torch.Tensor], Any], gradient: Callable[[torch.Tensor], Any]
-    ) -> Callable[[torch.Tensor], Any]:
-        """``hook``, which also notes ``gradient(what it is called with)``: the gradient a
-        tensor hook gets, the ``.grad`` of the leaf a post-accumulate-grad hook gets."""
+        self, hook: Callable[..., Any], gradients: Callable[..., Any]
+    ) -> Callable[..., Any]:
+        """``hook``, which also notes ``gradients(what it is called with)``: what a tensor hook
+        or a node's hook gets (``_arguments``), the ``.grad`` of the leaf a post-accumulate-grad
+        hook gets (``_grad_of``)."""
         given = self.given
 
-        def noting(value: torch.Tensor) -> Any:
-            given._note(gradient(value))
-            return hook(value)
-
-        return noting
-
-    def _noting_node_hook(self, hook: Callable) -> Callable:
-        """``hook``, put on a node (``grad_fn``) by the code, which also notes the gradients it
-        is called with: a pre-hook's output gradients, a post-hook's input and output ones."""
-        given = self.given
-
-        def noting(*gradients: Any) -> Any:
-            for group in gradients:
-                given._note(group)
-            return hook(*gradients)
+        def noting(*args: Any) -> Any:
+            given._note(gradients(*args))
+            return hook(*args)
 
         return noting
 
 
-def _itself(value: Any) -> Any:
-    return value
-
-
-def _hook_wrappers() -> list[types.CodeType]:
-    """The code of the wrappers around the code's hooks: what autograd's engine calls (methods,
-    so that their globals are the module's own, as :func:`_ledger` asks)."""
-    wrappers = (_NotesGradients._noting, _NotesGradients._noting_node_hook)
-    consts = [const for wrapper in wrappers for const in wrapper.__code__.co_consts]
-    return [const for const in consts if type(const) is types.CodeType]
+def _arguments(*args: Any) -> tuple[Any, ...]:
+    """What a hook is called with: a tensor hook's gradient, a node pre-hook's output
+    gradients, a node post-hook's input and output gradients."""
+    return args
 
 
 @contextmanager
@@ -227,6 +211,6 @@ def gradients_from_autograd() -> Iterator[GivenGradients]:
     mode = _NotesGradients(given)
     with ExitStack() as undo:
         with suppress(RuntimeError):  # observed once at a time: not inside a gradgraph recording
-            undo.callback(observe_node_hooks(mode._noting_node_hook))
+            undo.callback(observe_node_hooks(partial(mode._noting, gradients=_arguments)))
         undo.enter_context(mode)
         yield given
