@@ -3,11 +3,14 @@
 A hook runs inside the learner's backward, so every norm it computes is paid there. The
 gradient arriving at a leaf whose ``.grad`` already held a value is added into ``.grad``
 and then held by nothing but autograd's finished input buffer: nothing changes it any
-more, so its norm can wait until the events are read (:class:`LateNorm`). Its version
-counter, shared with every view of the same storage, is checked then: a gradient that was
-after all modified in place since (an alias of a tensor the learner holds) reads as None,
-not as a value it did not have. (A change made through ``.data``, which has a version
-counter of its own, is the one change that no check can see.)
+more, so its norm can wait until the events are read (:class:`LateNorm`). What ``.grad``
+holds can wait until the backward call ends (the learner may change it after, as
+``clip_grad_norm_`` does), where :func:`settle` computes all of a call's norms in one
+batched call. A late norm's version counter, shared with every view of the same storage,
+is checked then: a gradient that was after all modified in place since (an alias of a
+tensor the learner holds) reads as None, not as a value it did not have. (A change made
+through ``.data``, which has a version counter of its own, is the one change that no
+check can see.)
 
 >>> import torch
 >>> from gradgraph.norms import LateNorm, norm
@@ -21,15 +24,22 @@ counter of its own, is the one change that no check can see.)
 >>> _ = g.mul_(2)  # modified in place before the events were read
 >>> late.read() is None
 True
+>>> a, b = torch.tensor([6.0, 8.0]), torch.tensor([1.0, 2.0])
+>>> pending = [LateNorm(a), LateNorm(b)]
+>>> _ = b.add_(1)  # changed before the backward call ended
+>>> settle(pending)  # the others in one batched call
+>>> [late.read() for late in pending]
+[10.0, None]
 """
 
 from __future__ import annotations
 
 import torch
 
-__all__ = ["LateNorm", "norm"]
+__all__ = ["LateNorm", "norm", "settle"]
 
 _vector_norm = torch.linalg.vector_norm
+_foreach_norm = torch._foreach_norm
 _grad_enabled = torch.is_grad_enabled
 
 
@@ -57,10 +67,11 @@ def _sparse_norm(t: torch.Tensor) -> torch.Tensor | None:
 
 
 class LateNorm:
-    """The norm of ``gradient`` as it is now, computed on the first :meth:`read`.
+    """The norm of ``gradient`` as it is now, computed on the first :meth:`read` (or by
+    :func:`settle`).
 
-    Until then it holds the gradient (its bytes are the caller's to budget); the first
-    read lets it go.
+    Until then it holds the gradient (its bytes are the caller's to budget); once
+    computed, it lets it go.
     """
 
     __slots__ = ("_gradient", "_version", "_value")
@@ -68,17 +79,46 @@ class LateNorm:
     def __init__(self, gradient: torch.Tensor) -> None:
         self._gradient: torch.Tensor | None = gradient
         self._version = gradient._version
-        self._value: float | None = None
+        self._value: torch.Tensor | None = None  # 0-dim
 
     def __repr__(self) -> str:
-        state = "pending" if self._gradient is not None else self._value
+        state = "pending" if self._gradient is not None else self.read()
         return f"LateNorm({state})"
 
     def read(self) -> float | None:
         """The norm as a float; None where the gradient was modified in place since (or has
         no norm)."""
-        gradient, self._gradient = self._gradient, None
-        if gradient is not None and gradient._version == self._version:
-            value = norm(gradient)
-            self._value = float(value) if value is not None else None
-        return self._value
+        if self._gradient is not None:
+            self._settle(norm(self._gradient) if self._unchanged() else None)
+        value = self._value
+        if value is None:
+            return None
+        try:
+            return float(value)
+        except (RuntimeError, NotImplementedError, TypeError, ValueError):  # the meta device
+            return None
+
+    def _unchanged(self) -> bool:
+        return self._gradient is not None and self._gradient._version == self._version
+
+    def _settle(self, value: torch.Tensor | None) -> None:
+        self._gradient, self._value = None, value
+
+
+def settle(pending: list[LateNorm]) -> None:
+    """Compute the norms still pending in ``pending`` now, in one batched call where their
+    gradients allow it (dense floating-point ones; any other is computed alone)."""
+    waiting = []
+    for late in pending:
+        if late._unchanged():
+            waiting.append(late)
+        elif late._gradient is not None:  # modified in place since: no value it had
+            late._settle(None)
+    if not waiting:
+        return
+    try:
+        values = _foreach_norm([late._gradient for late in waiting])
+    except (RuntimeError, NotImplementedError, TypeError):  # sparse, nested, integer...
+        values = [norm(late._gradient) for late in waiting]
+    for late, value in zip(waiting, values, strict=True):
+        late._settle(value)

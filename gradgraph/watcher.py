@@ -9,7 +9,8 @@ Hooks run inside the user's forward and backward, so they only note what they se
 (shapes, dtypes, the norm as a 0-dim tensor); the event log turns that into plain
 values when the events are first read. On the CPU, the norm of a gradient added into a
 ``.grad`` that already held one waits until then too (see ``gradgraph.norms``), within
-a budget of bytes held per recording.
+a budget of bytes held per recording; the norm of what ``.grad`` holds waits until the
+backward call ends, where one batched call computes the call's norms.
 
 >>> import torch
 >>> from gradgraph.eventlog import EventLog
@@ -46,7 +47,7 @@ from .events import EventKind
 from .introspect import output_metadata, saved_slots
 from .names import LeafNames
 from .nodehooks import OwnHook
-from .norms import LateNorm, norm
+from .norms import LateNorm, norm, settle
 from .saved import packer, unpack
 from .source import SourceLine, caller_frame
 
@@ -94,6 +95,7 @@ class GraphWatcher:
         self._leaf_prehooked: set[int] = set()  # leaves whose start a pre-hook of ours logs
         self._leaf_logged: dict[int, int] = {}  # leaf -> the backward call it logged a grad in
         self._late_norm_bytes = late_norm_bytes  # what LateNorms may still hold
+        self._at_call_end: dict[int, list[LateNorm]] = {}  # graph task -> norms to settle
         # [graph task, node] of each backward call under way (innermost last): the node
         # that started last in it; None once a leaf is done
         self._running: list[list[Any]] = []
@@ -254,8 +256,11 @@ class GraphWatcher:
             handle.remove()
 
     def forget_running(self) -> None:
-        """Clear the running nodes (after an error ended their backward)."""
+        """Clear the running nodes (after an error ended their backward, whose end-of-call
+        work is done now)."""
         self._running.clear()
+        for task in list(self._at_call_end):
+            settle(self._at_call_end.pop(task))
 
     def _new_nodes(self, roots: list[Any]) -> list[tuple[Any, tuple[Any, ...]]]:
         """Unseen nodes reachable from ``roots`` with their input nodes, inputs first."""
@@ -444,6 +449,23 @@ class GraphWatcher:
 
     def _call_done(self, task: int) -> None:
         self._running[:] = [entry for entry in self._running if entry[0] != task]
+        pending = self._at_call_end.pop(task, None)
+        if pending is not None:
+            settle(pending)
+
+    def _held_norm(self, held: torch.Tensor | None, task: int) -> Any:
+        """The norm of what a leaf's ``.grad`` holds now (``held``): a :class:`LateNorm`
+        settled when the backward call ``task`` ends, with the call's others (the leaf
+        holds ``.grad``: nothing more is kept alive), else computed now (a ``.grad`` with
+        history, from a create_graph backward, is not one to hold)."""
+        if held is None or held.requires_grad:
+            return norm(held)
+        late = LateNorm(held)
+        pending = self._at_call_end.get(task)
+        if pending is None:
+            pending = self._at_call_end[task] = []
+        pending.append(late)
+        return late
 
     def _on_node_done(self, grad_inputs: tuple, grad_outputs: tuple) -> None:
         """After a node ran in a create_graph backward: log the nodes its gradients made."""
@@ -462,15 +484,18 @@ class GraphWatcher:
         held = leaf.grad if leaf is not None else None
         started = self._arriving.pop(nid, None)
         if started is not None and started[0] == task:  # a pre-hook noted the arriving norm
+            # (a post-accumulate-grad hook fires next, and may change .grad: computed now)
             _, arrived, was_empty = started
             accumulated = arrived if was_empty else norm(held)
         else:  # nothing logged its start: it starts and ends now
             self._log.emit(_BACKWARD, nid, name, _LEAF_STARTED, task)
             self._started(nid, task)
             if held is not None and grad is not None and _same_data(held, grad):
-                arrived = accumulated = norm(grad)  # .grad was None: it became the gradient
+                # .grad was None: it became the gradient
+                arrived = accumulated = self._held_norm(held, task)
             else:
-                arrived, accumulated = self._arriving_norm(grad, False), norm(held)
+                arrived = self._arriving_norm(grad, False)
+                accumulated = self._held_norm(held, task)
         details = {"target": "leaf", "norm": arrived, "accumulated_norm": accumulated}
         self._log.emit(_GRAD, nid, name, details, task)
 

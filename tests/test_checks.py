@@ -94,7 +94,10 @@ def test_first_forward_mode_call_is_not_blamed_for_torchs_own_warning():
     )
     done = subprocess.run(
         [sys.executable, "-c", code],
-        capture_output=True, text=True, check=False, cwd=Path(__file__).parents[1],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=Path(__file__).parents[1],
     )
     assert done.returncode == 0, done.stderr
 

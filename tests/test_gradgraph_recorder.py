@@ -287,6 +287,28 @@ def test_the_norm_of_a_gradient_added_into_dot_grad_is_exact_either_way(monkeypa
     rec.close()
 
 
+def test_what_dot_grad_held_is_read_as_it_was_at_the_event_though_changed_after_the_call():
+    """The norm of what .grad holds is computed when the backward call ends: a clip that
+    changes .grad in place after the call (and a later call adding into it) leave each
+    event's figure as it was, whether .grad was None before or already held a gradient."""
+    torch.manual_seed(0)
+    net = torch.nn.Linear(4, 3)
+    x = torch.rand(5, 4)
+    with gradgraph.record(net) as rec:
+        net(x).pow(2).sum().backward()  # .grad was None: it becomes the gradient
+        first = {name: p.grad.norm().item() for name, p in net.named_parameters()}
+        torch.nn.utils.clip_grad_norm_(net.parameters(), max_norm=1e-3)  # in place
+        net(2 * x).pow(2).sum().backward()  # added into the clipped .grad
+    second = {name: p.grad.norm().item() for name, p in net.named_parameters()}
+    events = of_kind(rec, EventKind.GRAD)
+    assert len(events) == 4
+    for event in events:
+        expected = first if event.call.number == 1 else second
+        assert event.details["accumulated_norm"] == pytest.approx(expected[event.name])
+    assert all(second[name] != pytest.approx(first[name]) for name in first)  # they differ
+    rec.close()
+
+
 def test_sparse_gradients_are_recorded_with_their_norms_and_backward_still_runs():
     """nn.Embedding(sparse=True): the second backward adds a sparse gradient into .grad."""
     torch.manual_seed(0)
