@@ -232,6 +232,40 @@ def test_put_back_restores_autograds_switches_and_names_them():
     assert put_back() == []
 
 
+def test_put_back_restores_torchs_process_wide_settings_and_names_them():
+    """A right answer's cell may leave a setting on while debugging (anomaly detection, which
+    makes every backward read values the meta device lacks, and warn) or for gradcheck (a
+    float64 default dtype, which changes every tensor a test makes without dtype=)."""
+    put_back = take_snapshot()
+    try:
+        torch.autograd.set_detect_anomaly(True, check_nan=False)
+        torch.set_default_dtype(torch.float64)
+        torch.use_deterministic_algorithms(True, warn_only=True)
+        torch.set_float32_matmul_precision("medium")
+        torch._C._set_fwd_grad_enabled(False)
+    finally:
+        changed = put_back()
+    assert changed == [
+        "torch.Storage",  # set_default_dtype sets it too: put back with torch's namespace
+        "torch.autograd.set_detect_anomaly",
+        "torch.set_default_dtype",
+        "torch.use_deterministic_algorithms",
+        "torch.set_float32_matmul_precision",
+        "forward-mode AD switched off",
+    ]
+    assert not torch.is_anomaly_enabled() and torch.is_anomaly_check_nan_enabled()
+    assert torch.get_default_dtype() == torch.float32 and torch.ones(1).dtype == torch.float32
+    assert not torch.are_deterministic_algorithms_enabled()
+    assert not torch.is_deterministic_algorithms_warn_only_enabled()
+    assert torch.get_float32_matmul_precision() == "highest"
+    assert torch._C._is_fwd_grad_enabled()
+    assert put_back() == []
+    torch.autograd.set_detect_anomaly(True)  # the NaN check alone changed: named too
+    torch.autograd.set_detect_anomaly(False, check_nan=False)
+    assert put_back() == ["torch.autograd.set_detect_anomaly"]
+    assert torch.is_anomaly_check_nan_enabled()
+
+
 def test_the_channel_ignores_later_patches_of_json_and_os(monkeypatch):
     reading, writing = os.pipe()
     receive, send = open_channel(reading, writing)

@@ -13,7 +13,8 @@ Three layers, each set up before any learner code runs:
   torch module, the class attributes of torch's Python classes and the course's own, the
   hooks torch runs for every module or optimizer, the garbage collector's callbacks, and
   autograd's process-wide switches: grad mode, saved-tensor hooks, torch function and dispatch
-  modes, dispatch keys) and returns a function that reports what changed and puts it back.
+  modes, dispatch keys, and torch's settings such as anomaly detection and the default dtype)
+  and returns a function that reports what changed and puts it back.
 
 Example::
 
@@ -296,8 +297,9 @@ def _autograd_switches() -> Callable[[list[Any]], list[str]]:
     kernels a notebook can write, is one), the stacks of torch function and dispatch modes,
     grad mode, the stack of default saved-tensor hooks (a ``saved_tensors_hooks`` left open
     would hook every graph a test builds, and a hook decides what reading a saved tensor
-    says) and whether saved-tensor hooks are allowed. Return ``put_back(graveyard)``, which
-    restores them (what it pops goes to ``graveyard``) and names what had changed."""
+    says), whether saved-tensor hooks are allowed, and torch's process-wide settings that a
+    right answer's cell may leave set (see :func:`_settings`). Return ``put_back(graveyard)``,
+    which restores them (what it pops goes to ``graveyard``) and names what had changed."""
     import torch
 
     autograd = torch._C._autograd
@@ -319,6 +321,7 @@ def _autograd_switches() -> Callable[[list[Any]], list[str]]:
         ("a torch dispatch mode", torch._C._len_torch_dispatch_stack,
          partial(torch._C._pop_torch_dispatch_stack, None)),  # None: a mode of no infra key
     ]  # fmt: skip
+    settings = [(label, read, write, read()) for label, read, write in _settings(torch)]
     grad_was, depths = grad_enabled(), [depth() for _, depth, _ in stacks]
     key_sets_were = [tuple(map(read().has, keys)) for _, read, _ in key_sets]
     if top_hooks(False) is not None or not hooks_allowed():
@@ -349,9 +352,43 @@ def _autograd_switches() -> Callable[[list[Any]], list[str]]:
         if not hooks_allowed():
             changed.append("torch.autograd.graph.disable_saved_tensors_hooks")
             allow_hooks()
+        for label, read, write, was in settings:
+            if read() != was:
+                changed.append(label)
+                write(was)
         return changed
 
     return put_back
+
+
+def _settings(torch: Any) -> list[tuple[str, Callable[[], Any], Callable[[Any], None]]]:
+    """Torch's process-wide settings that change what a test computes, each as ``(label,
+    read, write)`` (``write(read())`` changes nothing), bound now: a cell that debugs with
+    ``torch.autograd.set_detect_anomaly(True)`` (which makes every backward check for NaN, by
+    reading values that the meta device does not have, and warn when one raises), or that
+    follows gradcheck's advice with ``torch.set_default_dtype(torch.float64)``, would otherwise
+    leave it on for every test after it."""
+    C = torch._C
+    anomaly, anomaly_nan, set_anomaly = (
+        C.is_anomaly_enabled,
+        C.is_anomaly_check_nan_enabled,
+        C.set_anomaly_enabled,
+    )
+    deterministic, warn_only, set_deterministic = (
+        C._get_deterministic_algorithms,
+        C._get_deterministic_algorithms_warn_only,
+        C._set_deterministic_algorithms,
+    )
+    return [
+        ("torch.autograd.set_detect_anomaly", lambda: (anomaly(), anomaly_nan()),
+         lambda was: set_anomaly(*was)),
+        ("torch.set_default_dtype", C.get_default_dtype, C._set_default_dtype),
+        ("torch.use_deterministic_algorithms", lambda: (deterministic(), warn_only()),
+         lambda was: set_deterministic(was[0], warn_only=was[1])),
+        ("torch.set_float32_matmul_precision", C._get_float32_matmul_precision,
+         C._set_float32_matmul_precision),
+        ("forward-mode AD switched off", C._is_fwd_grad_enabled, C._set_fwd_grad_enabled),
+    ]  # fmt: skip
 
 
 def take_snapshot() -> Callable[..., list[str]]:
