@@ -721,3 +721,34 @@ def test_the_device_watch_sees_through_disable_torch_function():
     made, _ = call_watched(clip, torch.ones(3))
     assert (made.met_in, made.factory) == ("minimum", "torch.ones")
     assert torch._C.DisableTorchFunction is real
+
+
+def test_the_device_watch_takes_every_argument_of_to():
+    """.to(copy=True) is a right way to copy (torch's parser of .to's arguments refuses copy=):
+    a copy of the input stays where it is, and one of a tensor made without device= is seen."""
+    from autograder.checks import call_watched
+
+    x = torch.ones(3)
+    made, value = call_watched(lambda t: t.to(copy=True) * 2, x)
+    assert made.met_in is None and torch.equal(value, 2 * x)
+    made, value = call_watched(lambda t: t + torch.zeros(3).to(copy=True), x)
+    assert (made.met_in, made.factory, value) == ("add", "torch.zeros", None)
+    made, value = call_watched(lambda t: t + torch.zeros(3).to(t.device, copy=True), x)
+    assert made.met_in is None and torch.equal(value, x)
+
+
+def test_meta_values_read_as_zeros_lets_code_read_what_a_gpu_tensor_gives():
+    """A GPU tensor's values can be read (.tolist(), .cpu(), bool()); the meta tensor that
+    stands in for one answers with zeros inside the mode, and where results land still shows."""
+    from autograder.checks import meta_values_read_as_zeros
+
+    t = torch.empty(2, 3, device="meta", requires_grad=True)
+    with meta_values_read_as_zeros():
+        back = t.detach().cpu().clone().to(t.device)
+        stays = t.detach().cpu()
+        flag = bool(t.detach().any())
+        with pytest.raises(RuntimeError, match="meta"):  # mixing devices fails, as on a GPU
+            t + torch.ones(2, 3)
+    assert back.device.type == "meta" and stays.device.type == "cpu" and flag is False
+    with pytest.raises((RuntimeError, NotImplementedError)):
+        t.tolist()  # outside the mode, as torch has it

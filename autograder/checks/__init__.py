@@ -41,6 +41,7 @@ from autograder.checks.devices import (
     call_watched,
     differentiate_away_from_notebook_device,
     differentiate_watched,
+    meta_values_read_as_zeros,
     notebook_device_elsewhere,
     tensors_made_without_device,
 )
@@ -89,6 +90,7 @@ __all__ = [
     "expect_type",
     "gradients_from_autograd",
     "holds_saved_tensors",
+    "meta_values_read_as_zeros",
     "notebook_device_elsewhere",
     "reveal_prediction",
     "say",

@@ -81,6 +81,7 @@ __all__ = [
     "call_watched",
     "differentiate_away_from_notebook_device",
     "differentiate_watched",
+    "meta_values_read_as_zeros",
     "notebook_device_elsewhere",
     "tensors_made_without_device",
 ]
@@ -93,13 +94,14 @@ _FACTORIES = frozenset(_device_constructors())  # those torch.set_default_device
 _ACROSS_DEVICES = frozenset(
     {_Base.__getitem__, _Base.__setitem__, _Base.to, _Base.copy_, _Base.type_as}
 )
-_MOVE, _TYPE_AS, _CAST, _parse_to = _Base.to, _Base.type_as, _Base.type, torch._C._nn._parse_to
+_MOVE, _TYPE_AS, _CAST, _parse = _Base.to, _Base.type_as, _Base.type, torch._C._nn._parse_to
 # What reads a tensor's values into NumPy (a GPU tensor refuses, unless forced), and what
 # brings a tensor to the CPU first
 _TO_NUMPY, _TO_ARRAY, _TO_CPU, _CPU = _Base.numpy, _Tensor.__array__, _Base.cpu, torch.device("cpu")
 _ones_like, _autograd_grad = torch.ones_like, torch.autograd.grad
 _BackwardCFunction = torch.autograd.function.BackwardCFunction  # a custom Function's node
 _empty_like, _isinstance, _id, _getattr, _str = torch.empty_like, isinstance, id, getattr, str
+_zeros = torch.zeros
 _list, _tuple, _dict, _next, _issubclass, _repr = list, tuple, dict, next, issubclass, repr
 _all, _device = all, torch.device
 _staticmethod = staticmethod
@@ -154,6 +156,12 @@ def _name(func: Any) -> str:
     return _getattr(func, "__name__", None) or _str(func)
 
 
+def _moved_to(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """The device that ``tensor.to(*args[1:], **kwargs)`` moves a tensor to (None: it stays);
+    torch's parser of those arguments refuses ``copy=``, which ``to`` takes."""
+    return _parse(*args[1:], **{key: value for key, value in kwargs.items() if key != "copy"})[0]
+
+
 class _MadeOnMeta(TorchFunctionMode):
     """Gives the code a stand-in on the meta device for each tensor a factory makes (no
     ``device=``, no tensor among its arguments, some dimensions) and for each tensor computed
@@ -191,7 +199,7 @@ class _MadeOnMeta(TorchFunctionMode):
             return self._placed(func, args, kwargs, tensors, func(*args, **kwargs))
         mine = values.get(_id(args[0])) if args else None  # (torch.cat(tensors=...): none)
         if mine is not None and func is _MOVE:
-            target = _parse_to(*args[1:], **kwargs)[0]
+            target = _moved_to(args, kwargs)
             if target is not None and target != _META:  # moved, with its values
                 return func(mine[0], *args[1:], **kwargs)
         given = [t for t in tensors if _id(t) not in values and _id(t) not in self.scalars]
@@ -227,7 +235,7 @@ class _MadeOnMeta(TorchFunctionMode):
         if func is _TO_CPU:
             to_cpu = True
         elif func is _MOVE:
-            to_cpu = _parse_to(*args[1:], **kwargs)[0] == _CPU
+            to_cpu = _moved_to(args, kwargs) == _CPU
         elif tensors:
             to_cpu = _all(_id(t) in self.on_cpu for t in tensors)
         else:
@@ -319,6 +327,42 @@ class _MadeOnMeta(TorchFunctionMode):
         elif given and _name(func).endswith("_") and _id(tensors[0]) in self.scalars:
             self.log.met_in = _name(func)  # a 0-dim CPU tensor written with the inputs' values
             self.log.culprit = self.scalars[_id(tensors[0])]
+
+
+class _MetaValuesReadAsZeros(TorchFunctionMode):
+    """Runs each torch call as it is; one that fails because it reads a meta tensor's values
+    runs again on zeros in their place, on the CPU (see :func:`meta_values_read_as_zeros`)."""
+
+    def __torch_function__(
+        self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: dict | None = None
+    ) -> Any:
+        kwargs = kwargs or {}
+        try:
+            return func(*args, **kwargs)
+        except (NotImplementedError, RuntimeError) as error:
+            if "meta tensor" not in _str(error):  # not a read of values: raised as on a GPU
+                raise
+        args = _tuple(
+            _zeros(arg.shape, dtype=arg.dtype) if _isinstance(arg, _Tensor) and arg.is_meta else arg
+            for arg in args
+        )
+        return func(*args, **kwargs)
+
+
+def meta_values_read_as_zeros() -> TorchFunctionMode:
+    """A mode (``with meta_values_read_as_zeros(): ...``) in which code given tensors on the
+    meta device, which stands in for a GPU, may read their values as it could a GPU tensor's
+    (``.tolist()``, ``.cpu()``, ``.item()``, ``bool(...)``): each read gives zeros on the CPU.
+    Where the code's results land is what a test then checks, not their values; mixing devices
+    still fails, as on a GPU.
+
+    >>> t = torch.empty(2, 3, device="meta")
+    >>> with meta_values_read_as_zeros():
+    ...     copy = torch.tensor(t.tolist(), device=t.device)
+    >>> copy.device.type, tuple(copy.shape)
+    ('meta', (2, 3))
+    """
+    return _MetaValuesReadAsZeros()
 
 
 class _LegacyType:
