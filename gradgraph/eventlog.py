@@ -45,7 +45,7 @@ import torch
 from .events import BackwardCall, Event, EventKind, MemorySample
 from .introspect import OutputMetadata, output_facts
 from .memory import SavedMemory, allocator_reader
-from .norms import LateNorm
+from .norms import LateNorm, value_of
 from .source import SourceLine, backward_target, user_source_line
 
 __all__ = ["NODE_KEYS", "EventLog"]
@@ -218,14 +218,6 @@ def _thread_name(ident: int) -> str:
     return thread.name if thread is not None else f"thread {ident}"
 
 
-def _tensor_value(t: torch.Tensor) -> float | None:
-    """A 0-dim tensor (a norm) as a float; None where it cannot be read (the meta device)."""
-    try:
-        return float(t)
-    except (RuntimeError, NotImplementedError, TypeError, ValueError):
-        return None
-
-
 _PLAIN: dict[type, Callable[[Any], Any]] = {
     torch.Size: tuple,
     torch.dtype: str,
@@ -242,5 +234,5 @@ def _plain(value: Any) -> Any:
     if convert is not None:
         return convert(value)
     if isinstance(value, torch.Tensor):
-        return _tensor_value(value)
+        return value_of(value)
     return value

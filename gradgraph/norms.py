@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import torch
 
-__all__ = ["LateNorm", "norm", "settle"]
+__all__ = ["LateNorm", "norm", "settle", "value_of"]
 
 _vector_norm = torch.linalg.vector_norm
 _foreach_norm = torch._foreach_norm
@@ -90,19 +90,24 @@ class LateNorm:
         no norm)."""
         if self._gradient is not None:
             self._settle(norm(self._gradient) if self._unchanged() else None)
-        value = self._value
-        if value is None:
-            return None
-        try:
-            return float(value)
-        except (RuntimeError, NotImplementedError, TypeError, ValueError):  # the meta device
-            return None
+        return value_of(self._value)
 
     def _unchanged(self) -> bool:
         return self._gradient is not None and self._gradient._version == self._version
 
     def _settle(self, value: torch.Tensor | None) -> None:
         self._gradient, self._value = None, value
+
+
+def value_of(t: torch.Tensor | None) -> float | None:
+    """A 0-dim tensor (a norm) as a float; None for None, or where it cannot be read (the
+    meta device has no values)."""
+    if t is None:
+        return None
+    try:
+        return float(t)
+    except (RuntimeError, NotImplementedError, TypeError, ValueError):
+        return None
 
 
 def settle(pending: list[LateNorm]) -> None:

@@ -259,8 +259,9 @@ class GraphWatcher:
         """Clear the running nodes (after an error ended their backward, whose end-of-call
         work is done now)."""
         self._running.clear()
-        for task in list(self._at_call_end):
-            settle(self._at_call_end.pop(task))
+        pending, self._at_call_end = self._at_call_end, {}
+        for late_norms in pending.values():
+            settle(late_norms)
 
     def _new_nodes(self, roots: list[Any]) -> list[tuple[Any, tuple[Any, ...]]]:
         """Unseen nodes reachable from ``roots`` with their input nodes, inputs first."""
@@ -461,10 +462,7 @@ class GraphWatcher:
         if held is None or held.requires_grad:
             return norm(held)
         late = LateNorm(held)
-        pending = self._at_call_end.get(task)
-        if pending is None:
-            pending = self._at_call_end[task] = []
-        pending.append(late)
+        self._at_call_end.setdefault(task, []).append(late)
         return late
 
     def _on_node_done(self, grad_inputs: tuple, grad_outputs: tuple) -> None:

@@ -295,15 +295,14 @@ def _autograd_switches() -> Callable[[list[Any]], list[str]]:
     """Record autograd's switches that change what a test sees, not held in any namespace:
     the thread's included and excluded dispatch keys (the Python dispatcher, which runs
     kernels a notebook can write, is one), the stacks of torch function and dispatch modes,
-    grad mode, the stack of default saved-tensor hooks (a ``saved_tensors_hooks`` left open
-    would hook every graph a test builds, and a hook decides what reading a saved tensor
-    says), whether saved-tensor hooks are allowed, and torch's process-wide settings that a
-    right answer's cell may leave set (see :func:`_settings`). Return ``put_back(graveyard)``,
-    which restores them (what it pops goes to ``graveyard``) and names what had changed."""
+    grad mode and torch's other process-wide settings (see :func:`_settings`), the stack of
+    default saved-tensor hooks (a ``saved_tensors_hooks`` left open would hook every graph a
+    test builds, and a hook decides what reading a saved tensor says) and whether
+    saved-tensor hooks are allowed. Return ``put_back(graveyard)``, which restores them
+    (what it pops goes to ``graveyard``) and names what had changed."""
     import torch
 
     autograd = torch._C._autograd
-    grad_enabled, set_grad_enabled = torch._C.is_grad_enabled, torch._C._set_grad_enabled
     top_hooks = autograd._top_saved_tensors_default_hooks
     pop_hooks = autograd._pop_saved_tensors_default_hooks
     hooks_allowed = autograd._saved_tensors_hooks_is_enabled
@@ -322,7 +321,7 @@ def _autograd_switches() -> Callable[[list[Any]], list[str]]:
          partial(torch._C._pop_torch_dispatch_stack, None)),  # None: a mode of no infra key
     ]  # fmt: skip
     settings = [(label, read, write, read()) for label, read, write in _settings(torch)]
-    grad_was, depths = grad_enabled(), [depth() for _, depth, _ in stacks]
+    depths = [depth() for _, depth, _ in stacks]
     key_sets_were = [tuple(map(read().has, keys)) for _, read, _ in key_sets]
     if top_hooks(False) is not None or not hooks_allowed():
         raise RuntimeError("take_snapshot() must run with no saved-tensor hooks set")
@@ -341,9 +340,10 @@ def _autograd_switches() -> Callable[[list[Any]], list[str]]:
                 changed.append(label)
                 while depth() > was:
                     graveyard.append(pop())
-        if grad_enabled() is not grad_was:
-            changed.append("torch.is_grad_enabled()")
-            set_grad_enabled(grad_was)
+        for label, read, write, was in settings:
+            if read() != was:
+                changed.append(label)
+                write(was)
         if top_hooks(False) is not None:
             changed.append("torch.autograd.graph.saved_tensors_hooks")
             while (hooks := top_hooks(False)) is not None:
@@ -352,10 +352,6 @@ def _autograd_switches() -> Callable[[list[Any]], list[str]]:
         if not hooks_allowed():
             changed.append("torch.autograd.graph.disable_saved_tensors_hooks")
             allow_hooks()
-        for label, read, write, was in settings:
-            if read() != was:
-                changed.append(label)
-                write(was)
         return changed
 
     return put_back
@@ -363,7 +359,8 @@ def _autograd_switches() -> Callable[[list[Any]], list[str]]:
 
 def _settings(torch: Any) -> list[tuple[str, Callable[[], Any], Callable[[Any], None]]]:
     """Torch's process-wide settings that change what a test computes, each as ``(label,
-    read, write)`` (``write(read())`` changes nothing), bound now: a cell that debugs with
+    read, write)`` (``write(read())`` changes nothing), bound now: grad mode, and what a
+    right answer's cell may leave set: a cell that debugs with
     ``torch.autograd.set_detect_anomaly(True)`` (which makes every backward check for NaN, by
     reading values that the meta device does not have, and warn when one raises), or that
     follows gradcheck's advice with ``torch.set_default_dtype(torch.float64)``, would otherwise
@@ -380,6 +377,7 @@ def _settings(torch: Any) -> list[tuple[str, Callable[[], Any], Callable[[Any], 
         C._set_deterministic_algorithms,
     )
     return [
+        ("torch.is_grad_enabled()", C.is_grad_enabled, C._set_grad_enabled),
         ("torch.autograd.set_detect_anomaly", lambda: (anomaly(), anomaly_nan()),
          lambda was: set_anomaly(*was)),
         ("torch.set_default_dtype", C.get_default_dtype, C._set_default_dtype),
