@@ -56,6 +56,21 @@ def test_ci_pins_the_cpu_build_of_torch():
     assert "make test" in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
 
 
+@pytest.mark.xdist_group("packaging")
+def test_xdist_keeps_a_group_on_one_worker(request):
+    """`make test` runs `--dist loadgroup`, so that one worker grades each unit once and the
+    hub and the browser start once. xdist groups a test by adding ``@group`` to its node id,
+    which pytest 9.2 no longer reads (pytest-xdist#1386): the groups are split across workers
+    without a word, and the suite runs minutes longer. constraints.txt pins a pytest that
+    keeps them."""
+    if not request.config.getoption("loadgroup", default=False):
+        pytest.skip("not run with --dist loadgroup (make test runs it so)")
+    assert request.node.nodeid.endswith("@packaging"), (
+        f"xdist did not group {request.node.nodeid} under pytest {pytest.__version__}: install "
+        "the pytest that constraints.txt pins"
+    )
+
+
 def test_readme_starts_with_the_two_commands():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     first_block = readme.split("```")[1]
