@@ -752,3 +752,100 @@ def test_meta_values_read_as_zeros_lets_code_read_what_a_gpu_tensor_gives():
     assert back.device.type == "meta" and stays.device.type == "cpu" and flag is False
     with pytest.raises((RuntimeError, NotImplementedError)):
         t.tolist()  # outside the mode, as torch has it
+
+
+def _shared_trunk_step(trunk, heads, x, *, per_loss, between=lambda i: None):
+    """One backward of the summed head losses, or (``per_loss``) one per loss; ``between(i)``
+    runs after the i-th backward (what a forging answer does to the test's hooks)."""
+    features = trunk(x)
+    losses = [head(features).pow(2).mean() for head in heads]
+    if not per_loss:
+        sum(losses).backward()
+        return
+    for i, loss in enumerate(losses):
+        loss.backward(retain_graph=i < len(losses) - 1)
+        between(i)
+
+
+def _trunk_and_heads(tasks=3):
+    torch.manual_seed(0)
+    trunk = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh())
+    return trunk, [torch.nn.Linear(4, 1) for _ in range(tasks)], torch.randn(5, 3)
+
+
+def test_count_runs_counts_every_backward_that_reaches_a_leaf_whatever_the_code_does():
+    from autograder.checks import CheckFailed, count_runs
+
+    trunk, heads, x = _trunk_and_heads()
+    params = list(trunk.parameters())
+    with count_runs("step", leaves=params, modules=[trunk[-1]]) as runs:
+        _shared_trunk_step(trunk, heads, x, per_loss=False)
+    assert (runs.arrivals(), runs.passes(), runs.kept_graph()) == (2, 1, False)
+    with count_runs("step", leaves=params, modules=[trunk[-1]]) as runs:
+        _shared_trunk_step(trunk, heads, x, per_loss=True)
+    assert (runs.arrivals(), runs.arrivals(params[0]), runs.passes()) == (6, 3, 3)
+    assert runs.kept_graph()  # retain_graph=True on all but the last
+    with count_runs("step", leaves=params, modules=[trunk[-1]]) as runs:
+        features = trunk(x)
+        grads = torch.autograd.grad(sum(h(features).sum() for h in heads), params)
+    assert runs.arrivals() == 2 and grads[0].shape == params[0].shape  # taken, never accumulated
+
+    # Emptying the hook tables after the first backward and filling them again before the
+    # block ends: the hooks on autograd's nodes still see every backward.
+    taken = {}
+
+    def hide(i):
+        if i == 0:
+            for t in params:
+                taken[t] = dict(t._backward_hooks)
+                t._backward_hooks.clear()
+
+    with count_runs("step", leaves=params, modules=[trunk[-1]]) as runs:
+        _shared_trunk_step(trunk, heads, x, per_loss=True, between=hide)
+        for t, hooks in taken.items():
+            t._backward_hooks.update(hooks)
+    assert (runs.arrivals(), runs.passes()) == (6, 3)
+
+    # Left empty, or replaced: the block fails, naming what was taken.
+    taken_away = "took away a hook.*{}"
+    with (
+        pytest.raises(CheckFailed, match=taken_away.format("tensor hook")),
+        count_runs("step", leaves=params),
+    ):
+        params[1]._backward_hooks.clear()
+    with (
+        pytest.raises(CheckFailed, match=taken_away.format("forward hook")),
+        count_runs("step", modules=[trunk[-1]]),
+    ):
+        trunk[-1]._forward_hooks = type(trunk[-1]._forward_hooks)()
+    assert not trunk[-1]._forward_hooks and params[1]._backward_hooks in (None, {})
+
+
+def test_count_runs_gives_the_code_nothing_that_takes_from_a_count():
+    from autograder.checks import CheckFailed, count_runs
+
+    trunk, heads, x = _trunk_and_heads()
+    params = list(trunk.parameters())
+    with count_runs("step", leaves=params, modules=[trunk[-1]]) as runs:
+        _shared_trunk_step(trunk, heads, x, per_loss=False)
+        # what the code can reach: the tensor hook and the forward hook, and what they hold
+        tensor_hook = next(iter(params[0]._backward_hooks.values()))
+        forward_hook = next(iter(trunk[-1]._forward_hooks.values()))
+        reachable = [tensor_hook.__self__]  # a bound method of the count's generator
+        reachable += [cell.cell_contents for cell in forward_hook.__closure__]
+        reachable += [value.__self__ for value in reachable if hasattr(value, "__self__")]
+        assert not any(isinstance(value, (list, dict, set)) for value in reachable)
+        for value in reachable:
+            if hasattr(value, "send"):  # whatever it is sent adds, or changes nothing
+                for message in (False, None, 0, -1, "read", ("read", None)):
+                    value.send(message)
+        tensor_hook(torch.ones(4, 3))  # called by hand: one more, never one less
+        forward_hook(trunk[-1], (), trunk(x))  # an output no backward runs through
+    assert (runs.arrivals(params[0]), runs.arrivals(params[1]), runs.passes()) == (8, 1, 1)
+
+    # A count the code closed (a generator's close()) is a count taken away.
+    with (
+        pytest.raises(CheckFailed, match="the count those hooks keep"),
+        count_runs("step", leaves=params),
+    ):
+        next(iter(params[0]._backward_hooks.values())).__self__.close()

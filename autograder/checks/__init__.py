@@ -61,6 +61,7 @@ from autograder.checks.records import (
 from autograder.checks.records import (
     declared as _declared,
 )
+from autograder.checks.runs import Runs, count_runs
 from autograder.i18n import translate
 
 # Forward-mode AD (torch.func.jvp, jacfwd, hessian) imports this module on first use, and its
@@ -75,8 +76,10 @@ __all__ = [
     "CheckFailed",
     "GivenGradients",
     "MadeWithoutDevice",
+    "Runs",
     "call_learner",
     "call_watched",
+    "count_runs",
     "differentiate_away_from_notebook_device",
     "differentiate_watched",
     "expect",

@@ -29,8 +29,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from autograder.checks.messages import SHOWN_BEFORE, wrapped
+from autograder.i18n import N_, translate
 from autograder.i18n import gettext as _
-from autograder.i18n import translate
 
 __all__ = ["judge", "show", "type_of"]
 
@@ -353,6 +353,26 @@ def _device(record: Record) -> str | None:
     )
 
 
+_TAKEN = {
+    "tensor": N_("a tensor hook (register_hook) on a tensor it was given"),
+    "module": N_("a forward hook (register_forward_hook) on a module it was given"),
+    "count": N_("the count those hooks keep"),
+}
+
+
+def _hooks_kept(record: Record) -> str | None:
+    taken = record["taken"]
+    if not taken:
+        return None
+    return _(
+        "`{name}` took away a hook the test had put on what it gave the function ({taken}): "
+        "the test counts what autograd runs through that hook, so it cannot grade this call."
+        "\nHint: remove only the hooks you registered yourself, through the handles that "
+        "register_hook and register_forward_hook return. Emptying a table such as "
+        "_backward_hooks or _forward_hooks removes the hooks of others with yours."
+    ).format(name=translate(record["name"]), taken="; ".join(_(_TAKEN[kind]) for kind in taken))
+
+
 def _first_prediction(record: Record) -> str | None:
     first, value, name = record["first"], record["value"], record["name"]
     if first is None or _same(value, first):
@@ -375,4 +395,5 @@ _RULES: dict[str, Callable[[Record], str | None]] = {
     "call": _call,
     "first_prediction": _first_prediction,
     "device": _device,
+    "hooks_kept": _hooks_kept,
 }
