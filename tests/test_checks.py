@@ -849,3 +849,50 @@ def test_count_runs_gives_the_code_nothing_that_takes_from_a_count():
         count_runs("step", leaves=params),
     ):
         next(iter(params[0]._backward_hooks.values())).__self__.close()
+
+
+def test_the_device_watch_is_backed_by_torchs_own_refusal_on_the_meta_device():
+    """Code that takes the watch's torch mode off the stack while it makes a tensor without
+    device= is still caught: run again with its inputs on the meta device, torch refuses to
+    mix them with a CPU tensor, as a GPU would. Right code passes both runs."""
+    from autograder.checks import call_watched, expect_made_with_device
+    from autograder.checks.meta import on_meta
+
+    def hidden_total(losses):
+        taken = []
+        while torch._C._len_torch_function_stack():
+            taken.append(torch._C._pop_torch_function_stack())
+        total = torch.zeros(1)  # unseen by any mode
+        for mode in reversed(taken):
+            torch._C._push_on_torch_function_stack(mode)
+        for loss in losses:
+            total = total + loss
+        return total
+
+    losses = [torch.ones(1, requires_grad=True) * 2 for _ in range(3)]
+    made, _ = call_watched(hidden_total, losses)
+    assert made.met_in is None and "not on the expected device" in made.refused_on_meta
+    with pytest.raises(CheckFailed, match="mixed devices"):
+        expect_made_with_device("hidden_total", made)
+    for right in (
+        lambda losses: sum(losses),
+        lambda losses: torch.zeros(1, device=losses[0].device) + sum(losses),
+        lambda losses: torch.tensor(0.0) + sum(losses),  # 0-dim: joins tensors on any device
+        lambda losses: torch.tensor([loss.item() for loss in losses], device=losses[0].device),
+    ):
+        made, _ = call_watched(right, losses)
+        assert made.refused_on_meta is None
+        expect_made_with_device("right", made)
+
+    # What a step function is given moves together: modules' parameters, the optimizer's
+    # references to them and its state; Adam's 0-dim step count stays on the CPU, as on a GPU.
+    layer = torch.nn.Linear(2, 1)
+    adam = torch.optim.Adam(layer.parameters())
+    layer(torch.ones(1, 2)).sum().backward()
+    adam.step()
+    moved_layer, moved_adam = on_meta((layer, adam))
+    moved_params = moved_adam.param_groups[0]["params"]
+    assert [id(p) for p in moved_params] == [id(moved_layer.weight), id(moved_layer.bias)]
+    state = moved_adam.state[moved_layer.weight]
+    assert state["exp_avg"].is_meta and not state["step"].is_meta
+    assert moved_layer.weight.grad.is_meta and layer.weight.device.type == "cpu"

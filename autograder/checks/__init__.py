@@ -320,6 +320,7 @@ input: it was made without device= (torch.zeros, of shape (3,)). Beside inputs o
             "culprit": None if culprit is None else [culprit[0], list(culprit[1])],
             "returned_elsewhere": elsewhere,
             "read_into_numpy": made.read_into_numpy,
+            "refused_on_meta": made.refused_on_meta,
             "hint": hint,
         }
     )

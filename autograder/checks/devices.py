@@ -37,6 +37,10 @@ The inputs stay where they are: code that reads its inputs' device (``device=x.d
 input read into NumPy without being brought to the CPU first (``x.detach().numpy()``, which a
 GPU tensor refuses; ``x.detach().cpu().numpy()`` is right) is noted too.
 Everything used here is bound at import, so a later patch of torch's names changes nothing.
+Code can still take the watch's mode off torch's stack for a moment, or switch modes off with
+a ``DisableTorchFunction`` it kept from before: where the watch saw nothing, :func:`call_watched`
+and :func:`differentiate_watched` run the code once more with what it was given on the meta
+device, where torch itself refuses a CPU tensor beside the inputs (:mod:`autograder.checks.meta`).
 
 Example::
 
@@ -76,6 +80,9 @@ import torch
 from torch.overrides import TorchFunctionMode
 from torch.utils._device import _device_constructors
 
+from autograder.checks.meta import meta_values_read_as_zeros, refused_on_meta
+from autograder.checks.meta import tensors_in as _tensors
+
 __all__ = [
     "MadeWithoutDevice",
     "call_watched",
@@ -101,7 +108,6 @@ _TO_NUMPY, _TO_ARRAY, _TO_CPU, _CPU = _Base.numpy, _Tensor.__array__, _Base.cpu,
 _ones_like, _autograd_grad = torch.ones_like, torch.autograd.grad
 _BackwardCFunction = torch.autograd.function.BackwardCFunction  # a custom Function's node
 _empty_like, _isinstance, _id, _getattr, _str = torch.empty_like, isinstance, id, getattr, str
-_zeros = torch.zeros
 _list, _tuple, _dict, _next, _issubclass, _repr = list, tuple, dict, next, issubclass, repr
 _all, _device = all, torch.device
 _staticmethod = staticmethod
@@ -129,6 +135,9 @@ class MadeWithoutDevice:
     met_in: str | None = None
     culprit: Made | None = None
     read_into_numpy: bool = False  # a tensor from elsewhere read by .numpy(), not on the CPU
+    # what torch said when the code, run once more with what it was given on the meta device,
+    # mixed devices (see autograder.checks.meta): where the watch saw nothing
+    refused_on_meta: str | None = None
 
     @property
     def factory(self) -> str | None:
@@ -139,17 +148,6 @@ class MadeWithoutDevice:
     def shape(self) -> tuple[int, ...] | None:
         """The shape that factory made."""
         return None if self.culprit is None else self.culprit[1]
-
-
-def _tensors(value: Any) -> Iterator[torch.Tensor]:
-    if _isinstance(value, _Tensor):
-        yield value
-    elif _isinstance(value, (_list, _tuple)):
-        for item in value:
-            yield from _tensors(item)
-    elif _isinstance(value, _dict):
-        for item in value.values():
-            yield from _tensors(item)
 
 
 def _name(func: Any) -> str:
@@ -329,42 +327,6 @@ class _MadeOnMeta(TorchFunctionMode):
             self.log.culprit = self.scalars[_id(tensors[0])]
 
 
-class _MetaValuesReadAsZeros(TorchFunctionMode):
-    """Runs each torch call as it is; one that fails because it reads a meta tensor's values
-    runs again on zeros in their place, on the CPU (see :func:`meta_values_read_as_zeros`)."""
-
-    def __torch_function__(
-        self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: dict | None = None
-    ) -> Any:
-        kwargs = kwargs or {}
-        try:
-            return func(*args, **kwargs)
-        except (NotImplementedError, RuntimeError) as error:
-            if "meta tensor" not in _str(error):  # not a read of values: raised as on a GPU
-                raise
-        args = _tuple(
-            _zeros(arg.shape, dtype=arg.dtype) if _isinstance(arg, _Tensor) and arg.is_meta else arg
-            for arg in args
-        )
-        return func(*args, **kwargs)
-
-
-def meta_values_read_as_zeros() -> TorchFunctionMode:
-    """A mode (``with meta_values_read_as_zeros(): ...``) in which code given tensors on the
-    meta device, which stands in for a GPU, may read their values as it could a GPU tensor's
-    (``.tolist()``, ``.cpu()``, ``.item()``, ``bool(...)``): each read gives zeros on the CPU.
-    Where the code's results land is what a test then checks, not their values; mixing devices
-    still fails, as on a GPU.
-
-    >>> t = torch.empty(2, 3, device="meta")
-    >>> with meta_values_read_as_zeros():
-    ...     copy = torch.tensor(t.tolist(), device=t.device)
-    >>> copy.device.type, tuple(copy.shape)
-    ('meta', (2, 3))
-    """
-    return _MetaValuesReadAsZeros()
-
-
 class _LegacyType:
     """What a legacy tensor type's name (``torch.FloatTensor``) stands for in the block: it
     makes its tensors through the watch, and answers ``isinstance``, ``issubclass`` and
@@ -480,6 +442,8 @@ def call_watched(function: Callable[..., Any], *args: Any) -> tuple[MadeWithoutD
         _simplefilter("ignore")
         with _suppress(Exception):
             value = function(*args)
+    if made.met_in is None and not made.read_into_numpy and args:
+        made.refused_on_meta = refused_on_meta(function, *args)
     return made, value
 
 
@@ -519,7 +483,16 @@ def differentiate_watched(
             (grad,) = _autograd_grad(y, x, _ones_like(y))
         return [y, grad]
 
-    return call_watched(forward_and_backward)
+    made, value = call_watched(forward_and_backward)
+    if made.met_in is None and not made.read_into_numpy:  # the engine runs backward here
+        made.refused_on_meta = refused_on_meta(_differentiated, function, x, *args)
+    return made, value
+
+
+def _differentiated(function: Callable[..., Any], x: torch.Tensor, *args: Any) -> Any:
+    """The gradient of ``y = function(x, *args)`` at ``x``, for a gradient of ones."""
+    y = function(x, *args)
+    return _autograd_grad(y, x, _ones_like(y))
 
 
 # What the course's notebooks call the device they put their own tensors on

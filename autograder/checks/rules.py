@@ -319,6 +319,17 @@ def _call(record: Record) -> str | None:
 def _device(record: Record) -> str | None:
     met_in, elsewhere = record["met_in"], record["returned_elsewhere"]
     if met_in is None and elsewhere is not True:
+        refused = record.get("refused_on_meta")
+        if type(refused) is str:
+            return wrapped(
+                _(
+                    "`{name}` mixed devices: run once more with what it is given on the meta "
+                    "device (standing in for a GPU), it used a tensor on the CPU with them, and "
+                    "torch refused: {message} A tensor made without device= lands on the CPU, "
+                    "whatever device its inputs are on."
+                ).format(name=translate(record["name"]), message=refused),
+                taken=SHOWN_BEFORE,
+            )
         if record.get("read_into_numpy") is True:
             return _(
                 "`{name}` read a tensor it was given into NumPy (.numpy()) without bringing it "
