@@ -853,9 +853,10 @@ def test_count_runs_gives_the_code_nothing_that_takes_from_a_count():
 
 def test_the_device_watch_is_backed_by_torchs_own_refusal_on_the_meta_device():
     """Code that takes the watch's torch mode off the stack while it makes a tensor without
-    device= is still caught: run again with its inputs on the meta device, torch refuses to
-    mix them with a CPU tensor, as a GPU would. Right code passes both runs."""
-    from autograder.checks import call_watched, expect_made_with_device
+    device= is still caught when a class is graded: run again with its inputs on the meta
+    device, torch refuses to mix them with a CPU tensor, as a GPU would. Right code passes
+    both runs. (In a learner's own run, with no grader taking the records, it runs once.)"""
+    from autograder.checks import call_watched, expect_made_with_device, send_records_to
     from autograder.checks.meta import on_meta
 
     def hidden_total(losses):
@@ -870,19 +871,23 @@ def test_the_device_watch_is_backed_by_torchs_own_refusal_on_the_meta_device():
         return total
 
     losses = [torch.ones(1, requires_grad=True) * 2 for _ in range(3)]
-    made, _ = call_watched(hidden_total, losses)
-    assert made.met_in is None and "not on the expected device" in made.refused_on_meta
-    with pytest.raises(CheckFailed, match="mixed devices"):
-        expect_made_with_device("hidden_total", made)
-    for right in (
-        lambda losses: sum(losses),
-        lambda losses: torch.zeros(1, device=losses[0].device) + sum(losses),
-        lambda losses: torch.tensor(0.0) + sum(losses),  # 0-dim: joins tensors on any device
-        lambda losses: torch.tensor([loss.item() for loss in losses], device=losses[0].device),
-    ):
-        made, _ = call_watched(right, losses)
-        assert made.refused_on_meta is None
-        expect_made_with_device("right", made)
+    assert call_watched(hidden_total, losses)[0].refused_on_meta is None  # a learner's own run
+    records = []
+    with send_records_to(records.append, expected=False):
+        made, _ = call_watched(hidden_total, losses)
+        assert made.met_in is None and "not on the expected device" in made.refused_on_meta
+        with pytest.raises(CheckFailed, match="mixed devices"):
+            expect_made_with_device("hidden_total", made)
+        for right in (
+            lambda losses: sum(losses),
+            lambda losses: torch.zeros(1, device=losses[0].device) + sum(losses),
+            lambda losses: torch.tensor(0.0) + sum(losses),  # 0-dim: joins tensors anywhere
+            lambda losses: torch.tensor([loss.item() for loss in losses], device=losses[0].device),
+        ):
+            made, _ = call_watched(right, losses)
+            assert made.refused_on_meta is None
+            expect_made_with_device("right", made)
+    assert [record["refused_on_meta"] is None for record in records] == [False] + [True] * 4
 
     # What a step function is given moves together: modules' parameters, the optimizer's
     # references to them and its state; Adam's 0-dim step count stays on the CPU, as on a GPU.

@@ -38,9 +38,12 @@ input read into NumPy without being brought to the CPU first (``x.detach().numpy
 GPU tensor refuses; ``x.detach().cpu().numpy()`` is right) is noted too.
 Everything used here is bound at import, so a later patch of torch's names changes nothing.
 Code can still take the watch's mode off torch's stack for a moment, or switch modes off with
-a ``DisableTorchFunction`` it kept from before: where the watch saw nothing, :func:`call_watched`
-and :func:`differentiate_watched` run the code once more with what it was given on the meta
-device, where torch itself refuses a CPU tensor beside the inputs (:mod:`autograder.checks.meta`).
+a ``DisableTorchFunction`` it kept from before: where the watch saw nothing while a class is
+graded (the checks' records go to the grader), :func:`call_watched` and
+:func:`differentiate_watched` run the code once more with what it was given on the meta device,
+where torch itself refuses a CPU tensor beside the inputs (:mod:`autograder.checks.meta`; not in
+a learner's own run, where loading torch's meta kernels would cost a second, and where the
+grading worker has them loaded already).
 
 Example::
 
@@ -82,6 +85,7 @@ from torch.utils._device import _device_constructors
 
 from autograder.checks.meta import meta_values_read_as_zeros, refused_on_meta
 from autograder.checks.meta import tensors_in as _tensors
+from autograder.checks.records import sending as _sending
 
 __all__ = [
     "MadeWithoutDevice",
@@ -442,7 +446,7 @@ def call_watched(function: Callable[..., Any], *args: Any) -> tuple[MadeWithoutD
         _simplefilter("ignore")
         with _suppress(Exception):
             value = function(*args)
-    if made.met_in is None and not made.read_into_numpy and args:
+    if made.met_in is None and not made.read_into_numpy and args and _sending():
         made.refused_on_meta = refused_on_meta(function, *args)
     return made, value
 
@@ -484,7 +488,7 @@ def differentiate_watched(
         return [y, grad]
 
     made, value = call_watched(forward_and_backward)
-    if made.met_in is None and not made.read_into_numpy:  # the engine runs backward here
+    if made.met_in is None and not made.read_into_numpy and _sending():  # (see the module)
         made.refused_on_meta = refused_on_meta(_differentiated, function, x, *args)
     return made, value
 

@@ -23,7 +23,15 @@ from typing import Any
 
 from autograder.checks.rules import judge
 
-__all__ = ["EXPECTED_FIELDS", "CheckFailed", "Record", "declared", "decide", "send_records_to"]
+__all__ = [
+    "EXPECTED_FIELDS",
+    "CheckFailed",
+    "Record",
+    "declared",
+    "decide",
+    "send_records_to",
+    "sending",
+]
 
 Record = dict[str, Any]
 _record_sinks: list[tuple[Callable[[Record], None], bool]] = []
@@ -70,6 +78,19 @@ def send_records_to(sink: Callable[[Record], None], *, expected: bool = True) ->
             if _record_sinks[index] is entry:
                 del _record_sinks[index]
                 break
+
+
+def sending() -> bool:
+    """Whether the checks' records go to a sink now (a class is being graded, or a solution
+    run as its reference), not only to the learner's eyes.
+
+    >>> sending()
+    False
+    >>> with send_records_to(lambda record: None):
+    ...     sending()
+    True
+    """
+    return bool(_record_sinks)
 
 
 def decide(record: Record) -> None:
