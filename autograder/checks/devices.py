@@ -446,9 +446,16 @@ def call_watched(function: Callable[..., Any], *args: Any) -> tuple[MadeWithoutD
         _simplefilter("ignore")
         with _suppress(Exception):
             value = function(*args)
-    if made.met_in is None and not made.read_into_numpy and args and _sending():
-        made.refused_on_meta = refused_on_meta(function, *args)
+    if args:  # (with none, nothing would be moved to the meta device)
+        _run_again_on_meta(made, function, *args)
     return made, value
+
+
+def _run_again_on_meta(made: MadeWithoutDevice, function: Callable[..., Any], *args: Any) -> None:
+    """Where the watch saw nothing while a class is graded, note in ``made`` what torch said
+    when ``function(*args)`` mixed devices on the meta device (see the module's text)."""
+    if made.met_in is None and not made.read_into_numpy and _sending():
+        made.refused_on_meta = refused_on_meta(function, *args)
 
 
 def differentiate_watched(
@@ -488,8 +495,7 @@ def differentiate_watched(
         return [y, grad]
 
     made, value = call_watched(forward_and_backward)
-    if made.met_in is None and not made.read_into_numpy and _sending():  # (see the module)
-        made.refused_on_meta = refused_on_meta(_differentiated, function, x, *args)
+    _run_again_on_meta(made, _differentiated, function, x, *args)  # the engine runs backward
     return made, value
 
 
