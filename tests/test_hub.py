@@ -240,8 +240,15 @@ def _log_in(browser, room, name: str):
 
 
 def _wait_for_lab(page) -> None:
+    """JupyterLab has started and restored its workspace, and shows its current tab: the
+    launcher on a fresh profile, and on a return whatever tab was in front when the learner
+    left (the assignment list, not a notebook, after a submission)."""
     page.wait_for_function(f"() => {APP} && {APP}.shell", timeout=180_000)
-    page.wait_for_selector(".jp-LauncherCard, .jp-NotebookPanel", timeout=120_000)
+    page.evaluate(f"() => {APP}.restored")  # a promise: evaluate waits for it
+    page.wait_for_function(
+        f"() => {APP}.shell.currentWidget && {APP}.shell.currentWidget.isVisible",
+        timeout=120_000,
+    )
 
 
 def _notifications(page) -> list[str]:
@@ -294,6 +301,10 @@ def _first_answer() -> tuple[int, str]:
                      if line.strip() not in ("### BEGIN SOLUTION", "### END SOLUTION")]  # fmt: skip
             return index, "\n".join(lines)
     raise AssertionError("unit 01 has no answer cell")
+
+
+def _workspace_saved(response) -> bool:
+    return "/lab/api/workspaces/" in response.url and response.request.method == "PUT"
 
 
 def _learner_works(browser, room) -> None:
@@ -350,6 +361,10 @@ def _learner_works(browser, room) -> None:
     submitted = page.locator("#submitted_assignments_list")
     submitted.get_by_text(UNIT).first.wait_for(timeout=60_000)
     _shot(page, "5-learner-submitted")
+    # JupyterLab saves its workspace every few seconds: once it has, the learner's return
+    # restores the assignment list in front of the notebook
+    with page.expect_response(_workspace_saved, timeout=60_000):
+        pass
     page.context.close()
 
 
