@@ -224,3 +224,29 @@ def test_a_korean_notebook_speaks_korean_in_its_own_kernel(tmp_path):
         "1개 중 0개를 맞혔습니다.",
         "RuntimeError: can't retain_grad on Tensor that has requires_grad=False",
     ]
+
+
+def test_a_long_stale_entry_keeps_its_previous_english_until_it_is_translated(tmp_path):
+    from babel.messages.pofile import read_po, write_po
+
+    path = tmp_path / "ko.po"
+    old = "A long first line of a markdown text, which goes on and on.\n" * 3
+    new = old.replace("first", "second", 1)
+    update_catalog(path, [Entry(old, 3)], "ko", label="unit 09_demo")
+    _fill(path, {old: "번역\n"})
+    update_catalog(path, [Entry(new, 3)], "ko", label="unit 09_demo")
+    stale = path.read_text()
+    assert "#, fuzzy" in stale and '#| msgid "" "A long first line' in stale
+    # Babel's reader keeps its own wrapped `#|` lines as translator comments ("# |" when
+    # written again): the update reads them back into the previous English instead
+    update_catalog(path, [Entry(new, 3)], "ko", label="unit 09_demo")
+    assert path.read_text() == stale
+    with path.open("rb") as stream:
+        catalog = read_po(stream)
+    catalog[new].string = "새 번역\n"  # what a translator's editor does
+    catalog[new].flags.discard("fuzzy")
+    catalog[new].previous_id = []
+    with path.open("wb") as stream:
+        write_po(stream, catalog, width=100)
+    update_catalog(path, [Entry(new, 3)], "ko", label="unit 09_demo")
+    assert "|" not in path.read_text()

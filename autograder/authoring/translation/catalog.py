@@ -6,6 +6,11 @@ translation. :func:`catalog_problems` lists, one line each, what a translator st
 do; a translation is *stale* when the English it was made for changed (its entry is fuzzy, or
 only a close variant of the new text is translated).
 
+Babel writes the replaced English of a long entry as wrapped ``#|`` lines that its own reader
+cannot parse back: it keeps them as translator comments, which would outlive the translation.
+The update reads them back into the entry's replaced English while the entry is stale, and
+keeps no such comment.
+
 Example::
 
     >>> import tempfile, pathlib
@@ -25,8 +30,8 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-from babel.messages.catalog import Catalog
-from babel.messages.pofile import read_po, write_po
+from babel.messages.catalog import Catalog, Message
+from babel.messages.pofile import read_po, unescape, write_po
 
 from autograder.atomic import write_bytes_atomic
 from autograder.authoring.translation.extract import Entry
@@ -39,6 +44,7 @@ __all__ = ["catalog_problems", "read_catalog", "update_catalog"]
 # A fixed creation date keeps a regenerated catalog byte for byte the same.
 _CREATED = datetime(2026, 12, 1, tzinfo=UTC)
 _FENCE = re.compile(r"^```.*?^```", re.DOTALL | re.MULTILINE)
+_QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"')
 _SHOWN = 70
 _STALE = "stale (its English changed since it was translated)"
 
@@ -71,7 +77,11 @@ def update_catalog(
     catalog = read_catalog(path)
     if catalog is None:
         catalog = Catalog(locale=language, project="autograd-course", creation_date=_CREATED)
+    previous = {message.id: _take_previous_from_comments(message) for message in catalog}
     catalog.update(template, update_header_comment=True)
+    for message in catalog:
+        if message.fuzzy and not message.previous_id and previous.get(message.id):
+            message.previous_id = [previous[message.id]]
     catalog.obsolete.clear()
     catalog.fuzzy = False
     catalog.version = "1"
@@ -88,6 +98,17 @@ def update_catalog(
     buffer = io.BytesIO()
     write_po(buffer, catalog, width=100, omit_header=False, include_previous=True)
     write_bytes_atomic(path, buffer.getvalue())
+
+
+def _take_previous_from_comments(message: Message) -> str:
+    """Drop the ``#|`` lines that Babel wrote and read back as translator comments
+    (``"| msgid ..."``) from ``message``, and return the English they hold ("" if none)."""
+    lines = [comment[1:].strip() for comment in message.user_comments if comment.startswith("|")]
+    message.user_comments = [c for c in message.user_comments if not c.startswith("|")]
+    previous = " ".join(lines)
+    if not previous.startswith("msgid "):
+        return ""
+    return "".join(unescape(part) for part in _QUOTED.findall(previous))
 
 
 def _location(entry: Entry, source: str) -> tuple[str, int | None]:
