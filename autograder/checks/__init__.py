@@ -50,6 +50,7 @@ from autograder.checks.first_predictions import read_first_predictions
 from autograder.checks.gradients import GivenGradients, gradients_from_autograd
 from autograder.checks.live import every_warning, shows_outcome
 from autograder.checks.messages import whole_message
+from autograder.checks.modes import modes_changed, train_modes
 from autograder.checks.predictions import reveal_prediction
 from autograder.checks.records import (
     CheckFailed,
@@ -94,12 +95,14 @@ __all__ = [
     "gradients_from_autograd",
     "holds_saved_tensors",
     "meta_values_read_as_zeros",
+    "modes_changed",
     "notebook_device_elsewhere",
     "reveal_prediction",
     "say",
     "send_records_to",
     "shows_outcome",
     "tensors_made_without_device",
+    "train_modes",
 ]
 
 _callable = callable
