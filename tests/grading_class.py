@@ -691,6 +691,50 @@ def intermediate_grads(x):
     y.sum().backward()
     return {"x": x.grad, "h": h.grad, "y": y.grad}
 """
+# An object's own attribute hides its class's method of the same name: a function handed the
+# test's Parameters gives each its own `detach` (which answers the values the test wants) or
+# `data_ptr` (the address it had), and one that reaches the test's record of the gradients
+# autograd gave (a torch mode on the stack holds it) gives it its own `includes`. Each is tried
+# as a plain assignment and, where that is refused, straight into the object's __dict__.
+_SHADOW = """
+def _shadow(target, name, value):
+    try:
+        setattr(target, name, value)
+    except AttributeError:
+        vars(target)[name] = value
+"""
+_SHADOW_DETACH = """
+def load_weights(model, weights):
+    parameters = dict(model.named_parameters())
+    for name, value in weights.items():
+        p = parameters[name]
+        shown = value.detach().to(device=p.device, dtype=p.dtype).clone()
+        _shadow(p, "detach", lambda shown=shown: shown)
+        with torch.no_grad():
+            p.mul_(1)  # a new version, as a load makes; the values stay the old ones
+"""
+_SHADOW_DATA_PTR = """
+def sgd_step(params, lr):
+    for p in params:
+        if p.grad is not None:
+            _shadow(p, "data_ptr", lambda old=torch.Tensor.data_ptr(p): old)
+            p.data = p.data - lr * p.grad  # new memory: the kept wrong answer
+            p.grad = None
+            with torch.no_grad():
+                p.mul_(1)
+"""
+_SHADOW_RECORD = """
+def intermediate_grads(x):
+    h = torch.tanh(x.detach())
+    grads = {"x": 2 * h * (1 - h ** 2), "h": 2 * h, "y": torch.ones_like(h)}  # by hand
+    dummy = torch.ones(2, requires_grad=True)
+    torch.tanh(dummy * 2).pow(2).sum().backward()  # a backward through tanh, for the test
+    for index in range(torch._C._len_torch_function_stack()):
+        given = getattr(torch._C._get_function_stack_at(index), "given", None)
+        if given is not None:
+            _shadow(given, "includes", lambda value: True)
+    return grads
+"""
 _LOOP_AND_MEMORY = ["while True:\n    pass", "hog = bytearray(64 * 2**30)"]
 _FORK_AND_OUTPUT = [
     "import os\nwhile True:\n    os.fork()",
@@ -815,6 +859,9 @@ def build_class(folder: Path, *, out: Path) -> dict[str, Expected]:
         ("attack-sink-ahead", "intermediate_grads", _SINK_AHEAD + _WRONG_INTERMEDIATE),
         ("attack-keys-ahead", "classify", _SINK_AHEAD + _KEYS_AHEAD),
         ("attack-undo-at-put-back", "intermediate_grads", _UNDO_AT_PUT_BACK),
+        ("attack-shadow-detach", "load_weights", _SHADOW + _SHADOW_DETACH),
+        ("attack-shadow-data-ptr", "sgd_step", _SHADOW + _SHADOW_DATA_PTR),
+        ("attack-shadow-record", "intermediate_grads", _SHADOW + _SHADOW_RECORD),
     ]:
         tampering = _with_answer(_solved(), grade_id, code)
         add(student, tampering, Expected(FULL - points[f"{grade_id}_test"]))

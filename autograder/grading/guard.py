@@ -45,7 +45,7 @@ from typing import Any
 
 from autograder.grading.audit import PROTECTED
 
-__all__ = ["seal", "take_snapshot", "withdraw_unaudited"]
+__all__ = ["seal", "settle_optimizers", "take_snapshot", "withdraw_unaudited"]
 
 # The standard-library modules the worker's channel and runner, and the checks, use.
 _STDLIB = (
@@ -224,7 +224,7 @@ def _same_items(current: Any, saved: Any) -> bool:
     return all(item in current for item in saved)
 
 
-def _settle_optimizers() -> None:
+def settle_optimizers() -> None:
     """Make one instance of every optimizer class: torch wraps a class's ``step`` the first
     time it is instantiated, which must not look like a change made by a notebook."""
     import torch
@@ -394,7 +394,7 @@ def take_snapshot() -> Callable[..., list[str]]:
     the names of what had changed (``[]`` when nothing had). ``put_back(strays_only=True)``
     only takes out the keys that are not plain strings (see :func:`_stray_key_remover`), before
     anything is looked up: the first thing the runner does after a cell."""
-    _settle_optimizers()
+    settle_optimizers()
     saved_builtins = dict(vars(builtins))
     modules = {
         name: module

@@ -171,12 +171,15 @@ def main() -> None:
     _preload()
     from autograder.grading.audit import install_audit_hook
     from autograder.grading.channel import open_channel
-    from autograder.grading.guard import take_snapshot, withdraw_unaudited
+    from autograder.grading.guard import settle_optimizers, take_snapshot, withdraw_unaudited
+    from autograder.grading.pinning import classes_tests_hand_over, pin_methods
     from autograder.grading.runner import make_runner
 
     receive, send = open_channel(reading, writing)
     sys.modules["__main__"] = types.ModuleType("__main__")
     withdraw_unaudited()  # before the snapshot: putting things back never restores them
+    settle_optimizers()  # torch wraps each optimizer class's step once: before it is pinned
+    pin_methods(classes_tests_hand_over())  # no tensor, module or record hides its methods
     put_back = take_snapshot()
     arm = install_audit_hook()
     leave = os._exit
