@@ -735,6 +735,48 @@ def intermediate_grads(x):
             _shadow(given, "includes", lambda value: True)
     return grads
 """
+# Checks forged while a test runs (the checks' own record builder and describe replaced in
+# their private globals), and everything put back by the runner's own call, after the cell, to
+# the stream that caught its output (a method of that stream's class, replaced meanwhile): the
+# state compared after the cell would be as it was. Armed from a function the test calls, or
+# from the __eq__ of an element of a prediction (a test calls no function of the notebook's).
+_FORGE_UNTIL_OUTPUT = """
+def _arm():
+    import sys, autograder.checks as checks
+    stream = type(sys.stdout)
+    scope = checks.expect.__globals__
+    if "text" not in vars(stream) or "_forging" in scope:
+        return
+    declared, describe = scope["_declared"], scope["describe"]
+    def forged_declared(record, may_differ):
+        if "expected" in record:
+            record["actual"] = record["expected"]
+        return declared(record, may_differ)
+    def forged_describe(value, _depth=0):
+        return ["bool", True] if value is False else describe(value, _depth)
+    scope.update(_declared=forged_declared, describe=forged_describe, _forging=True)
+    text = vars(stream)["text"]
+    def undo(self):
+        scope.update(_declared=declared, describe=describe)
+        scope.pop("_forging", None)
+        type.__setattr__(stream, "text", text)
+        return text(self)
+    type.__setattr__(stream, "text", undo)
+"""
+_FORGED_CLASSIFY = """
+def classify(tensors):
+    _arm()
+    return {name: "constant" for name in tensors}
+"""
+_FORGED_PREDICTION = """
+class _Letter:
+    def __hash__(self):
+        return hash("Z")
+    def __eq__(self, other):
+        _arm()
+        return True
+predicted_with_grad = {"B", _Letter()}
+"""
 _LOOP_AND_MEMORY = ["while True:\n    pass", "hog = bytearray(64 * 2**30)"]
 _FORK_AND_OUTPUT = [
     "import os\nwhile True:\n    os.fork()",
@@ -767,6 +809,8 @@ REVIEWED = (
     "attack-sink-ahead",
     "attack-keys-ahead",
     "attack-undo-at-put-back",
+    "attack-undo-from-output",
+    "attack-undo-from-output-prediction",
 )
 
 
@@ -862,6 +906,12 @@ def build_class(folder: Path, *, out: Path) -> dict[str, Expected]:
         ("attack-shadow-detach", "load_weights", _SHADOW + _SHADOW_DETACH),
         ("attack-shadow-data-ptr", "sgd_step", _SHADOW + _SHADOW_DATA_PTR),
         ("attack-shadow-record", "intermediate_grads", _SHADOW + _SHADOW_RECORD),
+        ("attack-undo-from-output", "classify", _FORGE_UNTIL_OUTPUT + _FORGED_CLASSIFY),
+        (
+            "attack-undo-from-output-prediction",
+            "predict_grad_filled",
+            _FORGE_UNTIL_OUTPUT + _FORGED_PREDICTION,
+        ),
     ]:
         tampering = _with_answer(_solved(), grade_id, code)
         add(student, tampering, Expected(FULL - points[f"{grade_id}_test"]))

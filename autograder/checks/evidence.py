@@ -77,6 +77,7 @@ _Counter, _defaultdict, _OrderedDict = (
 )
 _dict_items = dict.items
 _TRUSTED_MODULES = ("builtins", "torch", "math", "collections")
+_issubclass, _str, _str_copy = issubclass, str, str.__str__  # a str subclass's copy, as a str
 
 
 def type_label(kind: type) -> str:
@@ -86,9 +87,24 @@ def type_label(kind: type) -> str:
     >>> type_label(bool), type_label(torch.nn.Parameter)
     ('bool', 'torch.nn.parameter.Parameter')
     """
-    module, qualname = _module(kind), _qualname(kind)
+    module, qualname = _plain_text(_module(kind)), _plain_text(_qualname(kind))
+    if module is None or qualname is None:  # its own object as its name: compared, it would run
+        return "a class (defined by the notebook)"
     name = qualname if module == "builtins" else f"{module}.{qualname}"
     return name if _is_trusted(kind, module, qualname) else f"{name} (defined by the notebook)"
+
+
+def _plain_text(value: object) -> str | None:
+    """``value`` as an exact ``str`` where it is a ``str`` (a copy of a subclass's, made without
+    any of its methods), else None.
+
+    >>> class Sly(str):
+    ...     def __eq__(self, other):
+    ...         raise AssertionError("the notebook's code ran")
+    >>> type(_plain_text(Sly("torch"))), _plain_text(3)
+    (<class 'str'>, None)
+    """
+    return _str_copy(value) if _issubclass(_type(value), _str) else None
 
 
 def _is_trusted(kind: type, module: str, qualname: str) -> bool:

@@ -11,7 +11,9 @@ holds for a module's ``named_parameters`` or ``forward`` and for a check's recor
 same method, refuses an attribute of that name on an instance, and ignores one put into the
 ``__dict__`` directly. A descriptor is an immutable tuple, so nothing can change what it
 hands out short of changing the class itself, which the guard watches
-(:mod:`autograder.grading.guard`).
+(:mod:`autograder.grading.guard`). Torch itself replaces a method on one object in a single
+place the course never needs: an LR scheduler (``torch.optim.lr_scheduler``) wraps its
+optimizer's ``step``, and raises this AttributeError in the grader; no exercise asks for one.
 
 Example::
 

@@ -20,8 +20,10 @@ module, a class or the builtins reaches it. Per cell:
 * a learner run sends its checks without the expected values its process computed; a test's
   records are taken only from the checks its own code called (see
   :mod:`autograder.grading.delivery`: anything else handing one over voids the item);
-* after a test cell the state is checked again: what changed while the test ran, or a thread
-  the notebook started that is still running, voids the item, with the reason;
+* after a test cell the state is checked again, before anything the notebook could have
+  changed is called (the streams that caught its output included, whose methods could put
+  back what the notebook changed): what changed while the test ran, or a thread the notebook
+  started that is still running, voids the item, with the reason;
 * what the cell prints (``sys.stdout`` and ``sys.stderr``, the first :data:`OUTPUT_CHARS`
   characters of each) is sent back for display in the autograded notebook: it never decides a
   point, since a notebook may print anything.
@@ -262,9 +264,6 @@ def make_runner(
             course_names.update(
                 {key: value for key, value in plain_names().items() if key in stores}
             )
-        output = ("", "")
-        with suppress(base_exception):  # display only: a broken stream shows nothing
-            output = (printed.text(), warned.text())
         if origin == "test" and strays:
             voided.append(
                 f"the notebook put keys that are not plain strings into {changed_names(strays)} "
@@ -273,13 +272,16 @@ def make_runner(
             )
         elif strays:
             pending.extend(f"{label} (a key that is not a plain string)" for label in strays)
-        if origin == "test":
+        if origin == "test":  # before anything of the cell's is called, Output's text too
             changed = put_back()
             if changed:
                 voided.append(
                     f"the notebook changed {changed_names(changed)} while this test ran, so "
                     "its checks ran on changed state: the item earns nothing."
                 )
+        output = ("", "")
+        with suppress(base_exception):  # display only: a broken stream shows nothing
+            output = (printed.text(), warned.text())
         if origin == "test" and unsure[0]:
             unsure[0] = False
             voided.append(
