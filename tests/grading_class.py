@@ -559,15 +559,14 @@ for _name in ["expect", "expect_equal", "expect_mapping", "call_learner", "say"]
 def classify(tensors):
     return {name: "constant" for name in tensors}
 """
-# The checks' private globals patched while the test runs, and put back by a key in the builtins
-# hashed as "__name__", at the first lookup the grader makes after the test: nothing changed is
-# left for it to see.
-_UNDO_AT_PUT_BACK = """
-def _patch_until_put_back():
-    import builtins, autograder.checks as checks
+# The checks forged from inside, in their private globals (the record's actual value set to its
+# expected one, and False described as True): `_forge()` returns what undoes it (None while on).
+_FORGE_CHECKS = """
+def _forge():
+    import autograder.checks as checks
     scope = checks.expect.__globals__
     if "_forging" in scope:
-        return
+        return None
     declared, describe = scope["_declared"], scope["describe"]
     def forged_declared(record, may_differ):
         if "expected" in record:
@@ -576,6 +575,19 @@ def _patch_until_put_back():
     def forged_describe(value, _depth=0):
         return ["bool", True] if value is False else describe(value, _depth)
     scope.update(_declared=forged_declared, describe=forged_describe, _forging=True)
+    def undo():
+        scope.update(_declared=declared, describe=describe)
+        scope.pop("_forging", None)
+    return undo
+"""
+# The forgery put back by a key in the builtins hashed as "__name__", at the first lookup the
+# grader makes after the test: nothing changed is left for it to see.
+_UNDO_AT_PUT_BACK = """
+def _patch_until_put_back():
+    import builtins
+    undo = _forge()
+    if undo is None:
+        return
     space = vars(builtins)
     class _Undo:
         armed = False
@@ -584,8 +596,7 @@ def _patch_until_put_back():
         def __eq__(self, other):
             if _Undo.armed:
                 _Undo.armed = False
-                scope.update(_declared=declared, describe=describe)
-                scope.pop("_forging", None)
+                undo()
                 space.pop(self, None)
             return False
     name = space.pop("__name__")
@@ -742,26 +753,19 @@ def intermediate_grads(x):
 # from the __eq__ of an element of a prediction (a test calls no function of the notebook's).
 _FORGE_UNTIL_OUTPUT = """
 def _arm():
-    import sys, autograder.checks as checks
+    import sys
     stream = type(sys.stdout)
-    scope = checks.expect.__globals__
-    if "text" not in vars(stream) or "_forging" in scope:
+    if "text" not in vars(stream):
         return
-    declared, describe = scope["_declared"], scope["describe"]
-    def forged_declared(record, may_differ):
-        if "expected" in record:
-            record["actual"] = record["expected"]
-        return declared(record, may_differ)
-    def forged_describe(value, _depth=0):
-        return ["bool", True] if value is False else describe(value, _depth)
-    scope.update(_declared=forged_declared, describe=forged_describe, _forging=True)
+    undo = _forge()
+    if undo is None:
+        return
     text = vars(stream)["text"]
-    def undo(self):
-        scope.update(_declared=declared, describe=describe)
-        scope.pop("_forging", None)
+    def undo_then_text(self):
+        undo()
         type.__setattr__(stream, "text", text)
         return text(self)
-    type.__setattr__(stream, "text", undo)
+    type.__setattr__(stream, "text", undo_then_text)
 """
 _FORGED_CLASSIFY = """
 def classify(tensors):
@@ -902,15 +906,19 @@ def build_class(folder: Path, *, out: Path) -> dict[str, Expected]:
         ("attack-scope-through-hooks", "intermediate_grads", _SCOPE_THROUGH_HOOKS),
         ("attack-sink-ahead", "intermediate_grads", _SINK_AHEAD + _WRONG_INTERMEDIATE),
         ("attack-keys-ahead", "classify", _SINK_AHEAD + _KEYS_AHEAD),
-        ("attack-undo-at-put-back", "intermediate_grads", _UNDO_AT_PUT_BACK),
+        ("attack-undo-at-put-back", "intermediate_grads", _FORGE_CHECKS + _UNDO_AT_PUT_BACK),
         ("attack-shadow-detach", "load_weights", _SHADOW + _SHADOW_DETACH),
         ("attack-shadow-data-ptr", "sgd_step", _SHADOW + _SHADOW_DATA_PTR),
         ("attack-shadow-record", "intermediate_grads", _SHADOW + _SHADOW_RECORD),
-        ("attack-undo-from-output", "classify", _FORGE_UNTIL_OUTPUT + _FORGED_CLASSIFY),
+        (
+            "attack-undo-from-output",
+            "classify",
+            _FORGE_CHECKS + _FORGE_UNTIL_OUTPUT + _FORGED_CLASSIFY,
+        ),
         (
             "attack-undo-from-output-prediction",
             "predict_grad_filled",
-            _FORGE_UNTIL_OUTPUT + _FORGED_PREDICTION,
+            _FORGE_CHECKS + _FORGE_UNTIL_OUTPUT + _FORGED_PREDICTION,
         ),
     ]:
         tampering = _with_answer(_solved(), grade_id, code)
