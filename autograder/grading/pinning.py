@@ -53,12 +53,13 @@ class _Pinned(tuple):
 
     __slots__ = ()
 
-    def __get__(self, instance: object, owner: type | None = None) -> Any:
-        return self[1](self[0], instance, owner)
+    # The items are read with tuple's own method, never with one a notebook adds to this class.
+    def __get__(self, instance: object, owner: type | None = None, _item=tuple.__getitem__) -> Any:
+        return _item(self, 1)(_item(self, 0), instance, owner)
 
-    def __set__(self, instance: object, value: object) -> None:
+    def __set__(self, instance: object, value: object, _item=tuple.__getitem__) -> None:
         raise AttributeError(
-            f"{type(instance).__name__!r} object's {self[2]} is its class's method: "
+            f"{type(instance).__name__!r} object's {_item(self, 2)} is its class's method: "
             "code being graded cannot replace it on one object"
         )
 
