@@ -130,13 +130,18 @@ def test_fields_of_a_template_must_all_be_kept(tmp_path):
     )
 
 
-def _fill(path, translations):
+def _fill(path, translations, *, settled=False):
+    """Write ``translations`` into the catalog at ``path``; ``settled``: as a translator's editor
+    does, also mark each entry as no longer stale (no fuzzy flag, no replaced English)."""
     from babel.messages.pofile import read_po, write_po
 
     with path.open("rb") as stream:
         catalog = read_po(stream)
     for english, text in translations.items():
         catalog[english].string = text
+        if settled:
+            catalog[english].flags.discard("fuzzy")
+            catalog[english].previous_id = []
     with path.open("wb") as stream:
         write_po(stream, catalog, width=100)
 
@@ -227,8 +232,6 @@ def test_a_korean_notebook_speaks_korean_in_its_own_kernel(tmp_path):
 
 
 def test_a_long_stale_entry_keeps_its_previous_english_until_it_is_translated(tmp_path):
-    from babel.messages.pofile import read_po, write_po
-
     path = tmp_path / "ko.po"
     old = "A long first line of a markdown text, which goes on and on.\n" * 3
     new = old.replace("first", "second", 1)
@@ -241,12 +244,6 @@ def test_a_long_stale_entry_keeps_its_previous_english_until_it_is_translated(tm
     # written again): the update reads them back into the previous English instead
     update_catalog(path, [Entry(new, 3)], "ko", label="unit 09_demo")
     assert path.read_text() == stale
-    with path.open("rb") as stream:
-        catalog = read_po(stream)
-    catalog[new].string = "새 번역\n"  # what a translator's editor does
-    catalog[new].flags.discard("fuzzy")
-    catalog[new].previous_id = []
-    with path.open("wb") as stream:
-        write_po(stream, catalog, width=100)
+    _fill(path, {new: "새 번역\n"}, settled=True)
     update_catalog(path, [Entry(new, 3)], "ko", label="unit 09_demo")
     assert "|" not in path.read_text()
