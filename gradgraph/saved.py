@@ -47,25 +47,25 @@ def _at_exit() -> None:
     _exiting = True
 
 
-class Holder:
-    """What autograd keeps instead of a saved tensor: the tensor (without history: it
-    shares storage and version counter), its version when saved, and what was logged."""
+class Holder(tuple):
+    """What autograd keeps instead of a saved tensor: ``(tensor, version, entry, log)``.
 
-    __slots__ = ("tensor", "version", "log", "node", "name", "facts")
+    The tensor has no history (it shares storage and version counter); the version is
+    the one it had when saved; the entry is what ``log`` logged as ``saved``, whose node,
+    name and facts the ``freed`` event repeats. A tuple: one is made for every saved
+    tensor inside the learner's forward, and a tuple subclass is made without running
+    any Python code.
+    """
 
-    def __init__(
-        self, tensor: torch.Tensor, log: EventLog, node: int, name: str, facts: tuple
-    ) -> None:
-        self.tensor = tensor
-        self.version = tensor._version
-        self.log, self.node, self.name, self.facts = log, node, name, facts
+    __slots__ = ()
 
     def __repr__(self) -> str:
-        return f"Holder({tuple(self.tensor.shape)}, version {self.version})"
+        return f"Holder({tuple(self[0].shape)}, version {self[1]})"
 
     def __del__(self) -> None:  # autograd dropped it: backward freed it, or the graph died
         if not _exiting:
-            self.log.emit(_FREED, self.node, self.name, self.facts)
+            entry = self[2]
+            self[3].emit(_FREED, entry[1], entry[2], entry[3])
 
 
 def packer(
@@ -85,23 +85,22 @@ def _pack(
         shape = t.shape
     except RuntimeError:  # a nested tensor has no one shape
         shape = None
-    facts = (slot, shape, t.dtype, device, size, key)  # see EventLog.emit
-    log.emit(_SAVED, node, name, facts, task)
+    entry = log.emit(_SAVED, node, name, (slot, shape, t.dtype, device, size, key), task)
     # PyTorch hands pack a tensor without history (an alias sharing the version
     # counter); one that had history would make a reference cycle through the graph
-    return Holder(t.detach() if t.requires_grad else t, log, node, name, facts)
+    return Holder((t.detach() if t.requires_grad else t, t._version, entry, log))
 
 
 def unpack(holder: Holder) -> torch.Tensor:
     """The unpack hook: the saved tensor, unless it was modified in place since saving."""
-    t = holder.tensor
-    if t._version != holder.version:
+    t, version, entry, _ = holder
+    if t._version != version:
         dims = ", ".join(map(str, t.shape))
         raise RuntimeError(
             "one of the variables needed for gradient computation has been modified by an "
-            f"inplace operation: [{t.type()} [{dims}]], saved by {holder.name} as "
-            f"{holder.facts[0]!r}, is at version {t._version}; expected version "
-            f"{holder.version} instead. (Checked by gradgraph: PyTorch skips this check for "
+            f"inplace operation: [{t.type()} [{dims}]], saved by {entry[2]} as "
+            f"{entry[3][0]!r}, is at version {t._version}; expected version "
+            f"{version} instead. (Checked by gradgraph: PyTorch skips this check for "
             "saved tensors with hooks.)"
         )
     return t

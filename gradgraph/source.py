@@ -31,6 +31,7 @@ import linecache
 import os
 import re
 import sys
+from operator import itemgetter
 from types import CodeType, FrameType
 
 import torch
@@ -65,14 +66,18 @@ _TARGETS = (
 )
 
 
-class SourceLine:
-    """A line of the learner's code; ``str()`` reads it: ``"file.py:12: y = x.exp()"``."""
+class SourceLine(tuple):
+    """A line of the learner's code, ``SourceLine((filename, lineno))``; ``str()`` reads it:
+    ``"file.py:12: y = x.exp()"``.
 
-    __slots__ = ("filename", "lineno")
+    A tuple: the recorder makes one for every operation it sees, and a tuple subclass is
+    made without running any Python code.
+    """
 
-    def __init__(self, filename: str, lineno: int) -> None:
-        self.filename = filename
-        self.lineno = lineno
+    __slots__ = ()
+
+    filename = property(itemgetter(0), doc="The file's path.")
+    lineno = property(itemgetter(1), doc="The line's number, from 1.")
 
     def __repr__(self) -> str:
         return f"SourceLine({os.path.basename(self.filename)}:{self.lineno})"
@@ -147,15 +152,13 @@ def walk_out(
                 found = frame
                 if line is not None:
                     break
-        elif line is None:
-            key = id(code)
-            if key not in _skipped:
-                if not code.co_filename.startswith(_SKIPPED_DIRS):
-                    line = SourceLine(code.co_filename, frame.f_lineno)
-                    if found is not None or marker is None:
-                        break
-                else:
-                    _skipped[key] = code
+        elif line is None and id(code) not in _skipped:
+            if code.co_filename.startswith(_SKIPPED_DIRS):
+                _skipped[id(code)] = code
+            else:
+                line = SourceLine((code.co_filename, frame.f_lineno))
+                if found is not None or marker is None:
+                    break
         if frame is stop:
             break
         frame = frame.f_back

@@ -268,30 +268,28 @@ class GraphWatcher:
         found: list[tuple[Any, tuple[Any, ...]]] = []
         serial = self._serial
         found_tag = (serial, None)  # the tag of a node found here, until it is adopted
-        # (node, None): to visit; (node, its input nodes): visited, found once its inputs are
-        stack: list[tuple[Any, tuple[Any, ...] | None]] = [(root, None) for root in roots[::-1]]
+        # a node: to visit; (node, its input nodes): visited, found once its inputs are
+        # (a node is never a tuple). Pushed in reverse, so that inputs are found in order
+        stack: list[Any] = roots[::-1]
         pop, push = stack.pop, stack.append
         while stack:
-            node, children = pop()
-            if children is not None:
-                found.append((node, children))
+            node = pop()
+            if type(node) is tuple:
+                found.append(node)
                 continue
             metadata = node.metadata
             tag = metadata.get(_METADATA_KEY)
             if tag is not None and tag[0] == serial:
                 continue  # adopted, or found already in this walk
             metadata[_METADATA_KEY] = found_tag
-            # the input nodes (a leaf's has none: not asked), without the Nones of inputs
-            # that need no gradient (a node is always true); map and filter spare a Python
-            # frame per node
-            children = (
-                ()
-                if type(node) is _AccumulateGrad
-                else tuple(filter(None, map(_first, node.next_functions)))
-            )
+            if type(node) is _AccumulateGrad:  # a leaf's node has no input nodes (not asked)
+                found.append((node, ()))
+                continue
+            # the input nodes, without the Nones of inputs that need no gradient (a node is
+            # always true); map and filter spare a Python frame per node
+            children = tuple(filter(None, map(_first, node.next_functions)))
             push((node, children))
-            for child in children[::-1]:  # pushed one by one: extending the list by an
-                push((child, None))  # iterator reallocates it (measured: 15 us a recording)
+            stack += children[::-1]
         return found
 
     def _adopt(
