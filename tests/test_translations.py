@@ -247,3 +247,23 @@ def test_a_long_stale_entry_keeps_its_previous_english_until_it_is_translated(tm
     _fill(path, {new: "새 번역\n"}, settled=True)
     update_catalog(path, [Entry(new, 3)], "ko", label="unit 09_demo")
     assert "|" not in path.read_text()
+
+
+def test_a_po_tool_saving_a_stale_entry_leaves_no_stray_comments(tmp_path):
+    from babel.messages.pofile import read_po, write_po
+
+    path = tmp_path / "ko.po"
+    old = "A long first line of a markdown text, which goes on and on.\n" * 3
+    new = old.replace("first", "second", 1)
+    update_catalog(path, [Entry(old, 3)], "ko", label="unit 09_demo")
+    _fill(path, {old: "번역\n"})
+    update_catalog(path, [Entry(new, 3)], "ko", label="unit 09_demo")
+    stale = path.read_text()
+    with path.open("rb") as stream:  # saved by a tool that uses Babel with its default width
+        catalog = read_po(stream)
+    with path.open("wb") as stream:
+        write_po(stream, catalog)
+    wrapped = path.read_text().splitlines()[3:]
+    assert any(line.startswith("# ") and "|" not in line for line in wrapped)
+    update_catalog(path, [Entry(new, 3)], "ko", label="unit 09_demo")
+    assert path.read_text() == stale

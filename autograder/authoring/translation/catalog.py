@@ -102,9 +102,17 @@ def update_catalog(
 
 def _take_previous_from_comments(message: Message) -> str:
     """Drop the ``#|`` lines that Babel wrote and read back as translator comments
-    (``"| msgid ..."``) from ``message``, and return the English they hold ("" if none)."""
-    lines = [comment[1:].strip() for comment in message.user_comments if comment.startswith("|")]
-    message.user_comments = [c for c in message.user_comments if not c.startswith("|")]
+    (``"| msgid ..."``) from ``message``, and return the English they hold ("" if none).
+
+    Babel writes them after the translator's own comments, and each time a PO tool that uses
+    Babel saves the catalog they grow by a character (``"# |"`` for ``"#|"``) and may wrap: a
+    wrapped line's end comes back as a comment of its own, without the ``|``. So everything
+    from the first ``|`` comment on is that English.
+    """
+    comments = message.user_comments
+    first = next((i for i, c in enumerate(comments) if c.startswith("|")), len(comments))
+    message.user_comments = comments[:first]
+    lines = [c[1:].strip() if c.startswith("|") else c.strip() for c in comments[first:]]
     previous = " ".join(lines)
     if not previous.startswith("msgid "):
         return ""
