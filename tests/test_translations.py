@@ -231,14 +231,20 @@ def test_a_korean_notebook_speaks_korean_in_its_own_kernel(tmp_path):
     ]
 
 
-def test_a_long_stale_entry_keeps_its_previous_english_until_it_is_translated(tmp_path):
-    path = tmp_path / "ko.po"
+def _stale_entry(path):
+    """A catalog at ``path`` whose one long entry was translated, then changed in English:
+    ``(the new English, the catalog's text as translate writes it)``."""
     old = "A long first line of a markdown text, which goes on and on.\n" * 3
     new = old.replace("first", "second", 1)
     update_catalog(path, [Entry(old, 3)], "ko", label="unit 09_demo")
     _fill(path, {old: "번역\n"})
     update_catalog(path, [Entry(new, 3)], "ko", label="unit 09_demo")
-    stale = path.read_text()
+    return new, path.read_text()
+
+
+def test_a_long_stale_entry_keeps_its_previous_english_until_it_is_translated(tmp_path):
+    path = tmp_path / "ko.po"
+    new, stale = _stale_entry(path)
     assert "#, fuzzy" in stale and '#| msgid "" "A long first line' in stale
     # Babel's reader keeps its own wrapped `#|` lines as translator comments ("# |" when
     # written again): the update reads them back into the previous English instead
@@ -253,12 +259,7 @@ def test_a_po_tool_saving_a_stale_entry_leaves_no_stray_comments(tmp_path):
     from babel.messages.pofile import read_po, write_po
 
     path = tmp_path / "ko.po"
-    old = "A long first line of a markdown text, which goes on and on.\n" * 3
-    new = old.replace("first", "second", 1)
-    update_catalog(path, [Entry(old, 3)], "ko", label="unit 09_demo")
-    _fill(path, {old: "번역\n"})
-    update_catalog(path, [Entry(new, 3)], "ko", label="unit 09_demo")
-    stale = path.read_text()
+    new, stale = _stale_entry(path)
     with path.open("rb") as stream:  # saved by a tool that uses Babel with its default width
         catalog = read_po(stream)
     with path.open("wb") as stream:
