@@ -19,15 +19,14 @@ The bytes held by saved tensors are counted then too, by replaying the ``saved``
 >>> from gradgraph.eventlog import EventLog
 >>> from gradgraph.events import EventKind
 >>> log = EventLog(torch.device("cpu"))
->>> log.emit(EventKind.NODE, 0, "x", {"grad_fn": "AccumulateGrad", "dtype": torch.float32})[:3]
-(<EventKind.NODE: 'node'>, 0, 'x')
+>>> log.emit(EventKind.NODE, 0, "x", {"grad_fn": "AccumulateGrad", "dtype": torch.float32})
 >>> facts = ("self", torch.Size([3]), torch.float32, torch.device("cpu"), 12, "k")
->>> saved = log.emit(EventKind.SAVED, 1, "ExpBackward0", facts)
+>>> log.emit(EventKind.SAVED, 1, "ExpBackward0", facts)
 >>> [(e.kind.value, e.memory.saved_bytes) for e in log.snapshot()]
 [('node', 0), ('saved', 12)]
 >>> log.snapshot()[0].details["dtype"], log.snapshot()[1].details["alias"]
 ('torch.float32', False)
->>> log.close(); _ = log.emit(EventKind.NODE, 1, "y", {})
+>>> log.close(); log.emit(EventKind.NODE, 1, "y", {})
 >>> len(log)
 2
 """
@@ -107,7 +106,7 @@ class EventLog:
 
     def emit(
         self, kind: EventKind, node: int | None, name: str, details: Any, task: int | None = None
-    ) -> _Entry:
+    ) -> None:
         """Append one event, stamped with its backward call (autograd's graph task running
         now, unless ``task`` is given; < 0: none) and thread.
 
@@ -116,7 +115,6 @@ class EventLog:
         or the tuple of its values under :data:`NODE_KEYS`) is kept as given, not copied:
         do not change it afterwards. A thread is named the first time it logs
         (one that Python did not start, such as CUDA's autograd worker, by its id).
-        Returns the entry: ``(kind, node, name, details, task, thread id, allocator bytes)``.
         """
         if task is None:
             task = _graph_task_id()
@@ -126,9 +124,7 @@ class EventLog:
         if ident not in self._threads:
             self._threads[ident] = _thread_name(ident)
         allocated = self._allocated
-        entry = (kind, node, name, details, task, ident, allocated and allocated())
-        self._sink.append(entry)
-        return entry
+        self._sink.append((kind, node, name, details, task, ident, allocated and allocated()))
 
     def emit_error(self, node: int | None, name: str, details: Mapping[str, Any]) -> None:
         """Log an error; one raised by a backward call belongs to the last call that ran."""

@@ -48,13 +48,13 @@ def _at_exit() -> None:
 
 
 class Holder(tuple):
-    """What autograd keeps instead of a saved tensor: ``(tensor, version, entry, log)``.
+    """What autograd keeps instead of a saved tensor: ``(tensor, version, log, node, name,
+    facts)``.
 
     The tensor has no history (it shares storage and version counter); the version is
-    the one it had when saved; the entry is what ``log`` logged as ``saved``, whose node,
-    name and facts the ``freed`` event repeats. A tuple: one is made for every saved
-    tensor inside the learner's forward, and a tuple subclass is made without running
-    any Python code.
+    the one it had when saved; the rest is what ``log`` logged as ``saved``, which the
+    ``freed`` event repeats. A tuple: one is made for every saved tensor inside the
+    learner's forward, and a tuple subclass is made without running any Python code.
     """
 
     __slots__ = ()
@@ -64,8 +64,8 @@ class Holder(tuple):
 
     def __del__(self) -> None:  # autograd dropped it: backward freed it, or the graph died
         if not _exiting:
-            entry = self[2]
-            self[3].emit(_FREED, entry[1], entry[2], entry[3])
+            _, _, log, node, name, facts = self
+            log.emit(_FREED, node, name, facts)
 
 
 def packer(
@@ -85,21 +85,22 @@ def _pack(
         shape = t.shape
     except RuntimeError:  # a nested tensor has no one shape
         shape = None
-    entry = log.emit(_SAVED, node, name, (slot, shape, t.dtype, device, size, key), task)
+    facts = (slot, shape, t.dtype, device, size, key)  # see EventLog.emit
+    log.emit(_SAVED, node, name, facts, task)
     # PyTorch hands pack a tensor without history (an alias sharing the version
     # counter); one that had history would make a reference cycle through the graph
-    return Holder((t.detach() if t.requires_grad else t, t._version, entry, log))
+    return Holder((t.detach() if t.requires_grad else t, t._version, log, node, name, facts))
 
 
 def unpack(holder: Holder) -> torch.Tensor:
     """The unpack hook: the saved tensor, unless it was modified in place since saving."""
-    t, version, entry, _ = holder
+    t, version, _, _, name, facts = holder
     if t._version != version:
         dims = ", ".join(map(str, t.shape))
         raise RuntimeError(
             "one of the variables needed for gradient computation has been modified by an "
-            f"inplace operation: [{t.type()} [{dims}]], saved by {entry[2]} as "
-            f"{entry[3][0]!r}, is at version {t._version}; expected version "
+            f"inplace operation: [{t.type()} [{dims}]], saved by {name} as "
+            f"{facts[0]!r}, is at version {t._version}; expected version "
             f"{version} instead. (Checked by gradgraph: PyTorch skips this check for "
             "saved tensors with hooks.)"
         )
