@@ -56,6 +56,11 @@ _Entry = tuple[Any, ...]
 _graph_task_id = torch._C._current_graph_task_id  # < 0 outside backward
 _get_ident = threading.get_ident
 _NODE, _SAVED, _FREED = EventKind.NODE, EventKind.SAVED, EventKind.FREED
+# Where a closed log's emits go: nowhere (one for every log: a recording is made inside
+# the learner's loop, where each object made and each lock is paid for)
+_NOWHERE: deque = deque(maxlen=0)
+# One conversion of entries into events at a time, whichever log it is
+_CONVERTING = threading.RLock()
 
 # What a ``node`` entry may carry instead of a mapping: a plain tuple of these, in order
 # (its shape, dtype and device may come as torch's record of the node's output, an
@@ -84,8 +89,20 @@ NODE_KEYS = (
 class EventLog:
     """Time-ordered events; once closed, further emits are ignored."""
 
+    __slots__ = (  # read on every event: fixed slots, not an instance dictionary
+        "_entries",
+        "_sink",
+        "_events",
+        "_memory",
+        "_storages",
+        "_origins",
+        "_backward_calls",
+        "_allocated",
+        "_threads",
+        "__weakref__",  # a test checks that nothing keeps it alive
+    )
+
     def __init__(self, device: torch.device) -> None:
-        self._lock = threading.RLock()  # converting entries into events
         self._entries: list[_Entry] = []
         self._sink: list[_Entry] | deque = self._entries  # where emits go (closed: nowhere)
         self._events: list[Event] = []  # the entries converted so far, in order
@@ -94,7 +111,9 @@ class EventLog:
         # graph task id -> (call number, where the call was made, name of its first event)
         self._origins: dict[int, tuple[int, SourceLine | None, str]] = {}
         self._backward_calls: dict[int, BackwardCall] = {}
-        self._allocated = allocator_reader(device)  # None on the CPU
+        # the allocator's figure, read on every event; on the CPU, None (NoneType() is
+        # None, with no Python call)
+        self._allocated = allocator_reader(device) or type(None)
         self._threads: dict[int, str] = {}  # thread id -> name, as each first logged
 
     def __repr__(self) -> str:
@@ -123,8 +142,7 @@ class EventLog:
         ident = _get_ident()
         if ident not in self._threads:
             self._threads[ident] = _thread_name(ident)
-        allocated = self._allocated
-        self._sink.append((kind, node, name, details, task, ident, allocated and allocated()))
+        self._sink.append((kind, node, name, details, task, ident, self._allocated()))
 
     def emit_error(self, node: int | None, name: str, details: Mapping[str, Any]) -> None:
         """Log an error; one raised by a backward call belongs to the last call that ran."""
@@ -133,7 +151,7 @@ class EventLog:
 
     def snapshot(self) -> tuple[Event, ...]:
         """The events so far."""
-        with self._lock:
+        with _CONVERTING:
             events = self._events
             for entry in self._entries[len(events) :]:
                 events.append(self._event(len(events), entry))
@@ -141,7 +159,7 @@ class EventLog:
 
     def close(self) -> None:
         """Stop accepting events."""
-        self._sink = deque(maxlen=0)
+        self._sink = _NOWHERE
 
     def _new_call(self, task: int, name: str) -> None:
         """Number autograd's graph task ``task`` as the next backward call, noting where it

@@ -77,27 +77,29 @@ class ModuleTracker:
 
     def name_module(self, module: torch.nn.Module, prefix: str = "") -> None:
         """Name ``module``'s parameters by their qualified names, after ``prefix``."""
-        names, paths = self._leaf_names, self._paths
-        # the modules in named_modules' order (each once, where it is first met), walked
-        # with a stack: its nested generators cost more than the naming itself
-        seen: set[int] = set()
         named: list[tuple[torch.Tensor, str]] = []  # named in one call, in this order
-        todo = [(prefix, module)]
-        while todo:
-            qualname, sub = todo.pop()
-            key = id(sub)
-            if key in seen:
-                continue
-            seen.add(key)
-            paths.setdefault(key, qualname or type(sub).__name__)
-            dot = qualname + "." if qualname else ""
-            params = sub._parameters
-            if params:
-                named += [(p, dot + n) for n, p in params.items() if p is not None]
-            children = sub._modules
-            if children:
-                todo += reversed([(dot + n, c) for n, c in children.items() if c is not None])
-        names.setdefaults(named)
+        _name_tree(module, prefix, self._paths, set(), named)
+        self._leaf_names.setdefaults(named)
+
+
+def _name_tree(
+    module: torch.nn.Module,
+    qualname: str,
+    paths: dict[int, str],
+    seen: set[int],
+    named: list[tuple[torch.Tensor, str]],
+) -> None:
+    """Add ``module``'s path and those of its submodules to ``paths``, and their parameters
+    to ``named``, in ``named_modules``' order (each module once, where it is first met)."""
+    seen.add(id(module))
+    paths.setdefault(id(module), qualname or type(module).__name__)
+    dot = qualname + "." if qualname else ""
+    for name, parameter in module._parameters.items():
+        if parameter is not None:
+            named.append((parameter, dot + name))
+    for name, child in module._modules.items():
+        if child is not None and id(child) not in seen:
+            _name_tree(child, dot + name, paths, seen, named)
 
 
 def _outermost_call(call: FrameType, stop: FrameType | None) -> FrameType:

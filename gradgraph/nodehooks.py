@@ -110,20 +110,25 @@ def observe_node_hooks(wrap: Callable[[Callable], Callable]) -> Callable[[], Non
     def restore() -> None:
         del meta._register_hook
 
-    meta._register_hook = _ClassAttribute(register_hook)
+    meta._register_hook = _class_attribute(register_hook)
     return restore
 
 
-class _ClassAttribute:
-    """A data descriptor that gives ``value`` to every lookup through the metaclass."""
+def _class_attribute(value: Any) -> property:
+    """A data descriptor that gives ``value`` to every lookup through the metaclass.
 
-    __slots__ = ("value",)
+    Its getter is ``next(repeat(value), cls)``, which is ``value``: a function of one
+    argument that runs no Python code (torch looks it up for every node hook filed).
 
-    def __init__(self, value: Any) -> None:
-        self.value = value
-
-    def __get__(self, instance: Any, owner: Any = None) -> Any:
-        return self.value
-
-    def __set__(self, instance: Any, value: Any) -> None:
-        raise AttributeError("torch.autograd.Function._register_hook is observed by gradgraph")
+    >>> class Meta(type):
+    ...     pass
+    >>> class Base(metaclass=Meta):
+    ...     pass
+    >>> Meta.answer = _class_attribute(42)
+    >>> Base.answer
+    42
+    >>> Base.answer = 0  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    AttributeError: property ... has no setter
+    """
+    return property(functools.partial(next, itertools.repeat(value)))

@@ -4,13 +4,12 @@ A hook runs inside the learner's backward, so every norm it computes is paid the
 gradient arriving at a leaf whose ``.grad`` already held a value is added into ``.grad``
 and then held by nothing but autograd's finished input buffer: nothing changes it any
 more, so its norm can wait until the events are read (:class:`LateNorm`). What ``.grad``
-holds can wait until the backward call ends (the learner may change it after, as
-``clip_grad_norm_`` does), where :func:`settle` computes all of a call's norms in one
-batched call. A late norm's version counter, shared with every view of the same storage,
-is checked then: a gradient that was after all modified in place since (an alias of a
-tensor the learner holds) reads as None, not as a value it did not have. (A change made
-through ``.data``, which has a version counter of its own, is the one change that no
-check can see.)
+holds is not a tensor to wait for (the learner changes it, as ``clip_grad_norm_`` does):
+its norm is computed in the hook. A late norm's version counter, shared with every view
+of the same storage, is checked when it is read: a gradient that was after all modified in
+place since (an alias of a tensor the learner holds) reads as None, not as a value it did
+not have. (A change made through ``.data``, which has a version counter of its own, is the
+one change that no check can see.)
 
 >>> import torch
 >>> from gradgraph.norms import LateNorm, norm
@@ -24,22 +23,15 @@ check can see.)
 >>> _ = g.mul_(2)  # modified in place before the events were read
 >>> late.read() is None
 True
->>> a, b = torch.tensor([6.0, 8.0]), torch.tensor([1.0, 2.0])
->>> pending = [LateNorm(a), LateNorm(b)]
->>> _ = b.add_(1)  # changed before the backward call ended
->>> settle(pending)  # the others in one batched call
->>> [late.read() for late in pending]
-[10.0, None]
 """
 
 from __future__ import annotations
 
 import torch
 
-__all__ = ["LateNorm", "norm", "settle", "value_of"]
+__all__ = ["LateNorm", "norm", "value_of"]
 
 _vector_norm = torch.linalg.vector_norm
-_foreach_norm = torch._foreach_norm
 _grad_enabled = torch.is_grad_enabled
 
 
@@ -67,8 +59,7 @@ def _sparse_norm(t: torch.Tensor) -> torch.Tensor | None:
 
 
 class LateNorm:
-    """The norm of ``gradient`` as it is now, computed on the first :meth:`read` (or by
-    :func:`settle`).
+    """The norm of ``gradient`` as it is now, computed on the first :meth:`read`.
 
     Until then it holds the gradient (its bytes are the caller's to budget); once
     computed, it lets it go.
@@ -88,15 +79,11 @@ class LateNorm:
     def read(self) -> float | None:
         """The norm as a float; None where the gradient was modified in place since (or has
         no norm)."""
-        if self._gradient is not None:
-            self._settle(norm(self._gradient) if self._unchanged() else None)
+        gradient = self._gradient
+        if gradient is not None:
+            self._value = norm(gradient) if gradient._version == self._version else None
+            self._gradient = None
         return value_of(self._value)
-
-    def _unchanged(self) -> bool:
-        return self._gradient is not None and self._gradient._version == self._version
-
-    def _settle(self, value: torch.Tensor | None) -> None:
-        self._gradient, self._value = None, value
 
 
 def value_of(t: torch.Tensor | None) -> float | None:
@@ -108,22 +95,3 @@ def value_of(t: torch.Tensor | None) -> float | None:
         return float(t)
     except (RuntimeError, NotImplementedError, TypeError, ValueError):
         return None
-
-
-def settle(pending: list[LateNorm]) -> None:
-    """Compute the norms still pending in ``pending`` now, in one batched call where their
-    gradients allow it (dense floating-point ones; any other is computed alone)."""
-    waiting = []
-    for late in pending:
-        if late._unchanged():
-            waiting.append(late)
-        elif late._gradient is not None:  # modified in place since: no value it had
-            late._settle(None)
-    if not waiting:
-        return
-    try:
-        values = _foreach_norm([late._gradient for late in waiting])
-    except (RuntimeError, NotImplementedError, TypeError):  # sparse, nested, integer...
-        values = [norm(late._gradient) for late in waiting]
-    for late, value in zip(waiting, values, strict=True):
-        late._settle(value)

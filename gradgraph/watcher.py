@@ -9,8 +9,9 @@ Hooks run inside the user's forward and backward, so they only note what they se
 (shapes, dtypes, the norm as a 0-dim tensor); the event log turns that into plain
 values when the events are first read. On the CPU, the norm of a gradient added into a
 ``.grad`` that already held one waits until then too (see ``gradgraph.norms``), within
-a budget of bytes held per recording; the norm of what ``.grad`` holds waits until the
-backward call ends, where one batched call computes the call's norms.
+a budget of bytes held per recording. The norm of what ``.grad`` holds is computed in
+the hook, right after the gradient was accumulated into it (the tensor is still in the
+processor's cache there: cheaper than one batched call at the end of the backward call).
 
 >>> import torch
 >>> from gradgraph.eventlog import EventLog
@@ -47,7 +48,7 @@ from .events import EventKind
 from .introspect import output_metadata, saved_slots
 from .names import LeafNames
 from .nodehooks import OwnHook
-from .norms import LateNorm, norm, settle
+from .norms import LateNorm, norm
 from .saved import packer, unpack
 from .source import SourceLine, caller_frame
 
@@ -68,10 +69,32 @@ _AccumulateGrad = torch._C._functions.AccumulateGrad
 # an enum member read through its class costs a lookup per event: read once here
 _NODE, _BACKWARD, _GRAD, _HOOK = EventKind.NODE, EventKind.BACKWARD, EventKind.GRAD, EventKind.HOOK
 _LEAF_STARTED = {"grad_fn": "AccumulateGrad"}  # the details of every leaf's backward event
+# One walk and its adoptions at a time, whichever recording's (a lock for each recording
+# would be made inside the learner's loop; only one recording's block runs at a time)
+_WALKING = threading.RLock()
 
 
 class GraphWatcher:
     """Discovers nodes reachable from tensors and installs the recording's hooks on them."""
+
+    __slots__ = (  # read in every hook: fixed slots, not an instance dictionary
+        "_log",
+        "_leaf_names",
+        "_where",
+        "_serial",
+        "_count",
+        "_names",
+        "_handles",
+        "_retained",
+        "_arriving",
+        "_leaf_prehooked",
+        "_leaf_logged",
+        "_late_norm_bytes",
+        "_running",
+        "_building",
+        "_backward_details",
+        "__weakref__",  # a test checks that nothing keeps it alive
+    )
 
     def __init__(
         self,
@@ -81,7 +104,6 @@ class GraphWatcher:
         late_norm_bytes: int = 0,
     ) -> None:
         self._log = log
-        self._lock = threading.RLock()  # one walk and its adoptions at a time
         self._leaf_names = leaf_names
         self._where = where  # frame -> (the learner's line, the module running)
         self._serial = next(_serials)
@@ -95,10 +117,9 @@ class GraphWatcher:
         self._leaf_prehooked: set[int] = set()  # leaves whose start a pre-hook of ours logs
         self._leaf_logged: dict[int, int] = {}  # leaf -> the backward call it logged a grad in
         self._late_norm_bytes = late_norm_bytes  # what LateNorms may still hold
-        self._at_call_end: dict[int, list[LateNorm]] = {}  # graph task -> norms to settle
-        # [graph task, node] of each backward call under way (innermost last): the node
-        # that started last in it; None once a leaf is done
-        self._running: list[list[Any]] = []
+        # graph task of each backward call under way (innermost last) -> the node that
+        # started last in it; None once a leaf is done
+        self._running: dict[int, int | None] = {}
         self._building: set[int] = set()  # nodes hooked to log what a create_graph backward makes
         self._backward_details: dict[str, dict[str, str]] = {}  # one per node class, shared
 
@@ -106,7 +127,7 @@ class GraphWatcher:
     def running(self) -> int | None:
         """The node whose backward is running now (the one that failed, after an error):
         the node that started last in the innermost backward call under way."""
-        return self._running[-1][1] if self._running else None
+        return next(reversed(self._running.values()), None)
 
     def __repr__(self) -> str:
         return f"GraphWatcher({self._count} nodes, {len(self._handles)} hooks)"
@@ -167,20 +188,20 @@ class GraphWatcher:
         roots are what ``op`` made (``root_meta``: the shape, dtype and device of a single
         root's output, where the caller knows them; ``caller``: the frame that called
         ``op``, where the caller has it, to find the learner's line from)."""
-        with self._lock:
+        with _WALKING:
             new_nodes = self._new_nodes(roots)
             if not new_nodes:
                 return
             # starting from the op's caller spares making frame objects of the recorder's
             line, module = self._where(caller if caller is not None else caller_frame(0))
             context = (line, module, during_backward, _graph_task_id())  # one task per walk
-            for node, children in new_nodes:
-                if type(node) is _AccumulateGrad:
-                    self._adopt_leaf(node, context)
+            for node, metadata, children in new_nodes:
+                if children is None:
+                    self._adopt_leaf(node, metadata, context)
                 elif node in roots:
-                    self._adopt(node, children, op, context, root_meta)
+                    self._adopt(node, metadata, children, op, context, root_meta)
                 else:
-                    self._adopt(node, children, None, context)
+                    self._adopt(node, metadata, children, None, context)
 
     def watch_retained(self, t: torch.Tensor) -> None:
         """Log a ``grad`` event whenever a gradient reaches ``t`` (after ``t.retain_grad()``).
@@ -215,7 +236,7 @@ class GraphWatcher:
             target = tensor()
             nid, name = self.tensor_node(target) if target is not None else (None, "tensor")
             if after_accumulation and nid is not None:
-                self._leaf_done(nid, name, target, None)
+                self._leaf_done(nid, name, target, None, _graph_task_id())
             log.emit(_HOOK, nid, name, details)
             return hook(*args)
 
@@ -243,7 +264,7 @@ class GraphWatcher:
                 if len(args) == 1:
                     self._on_leaf_backward(nid, label, weakref.ref(node.variable), args[0])
                 else:  # a post-hook gets the gradient that arrived among its output gradients
-                    self._leaf_done(nid, label, node.variable, args[1][0])
+                    self._leaf_done(nid, label, node.variable, args[1][0], _graph_task_id())
             log.emit(_HOOK, nid, label, pre if len(args) == 1 else post)
             return hook(*args)
 
@@ -256,22 +277,19 @@ class GraphWatcher:
             handle.remove()
 
     def forget_running(self) -> None:
-        """Clear the running nodes (after an error ended their backward, whose end-of-call
-        work is done now)."""
+        """Clear the running nodes (after an error ended their backward)."""
         self._running.clear()
-        pending, self._at_call_end = self._at_call_end, {}
-        for late_norms in pending.values():
-            settle(late_norms)
 
-    def _new_nodes(self, roots: list[Any]) -> list[tuple[Any, tuple[Any, ...]]]:
-        """Unseen nodes reachable from ``roots`` with their input nodes, inputs first."""
-        found: list[tuple[Any, tuple[Any, ...]]] = []
+    def _new_nodes(self, roots: list[Any]) -> list[tuple[Any, dict, tuple[Any, ...] | None]]:
+        """Unseen nodes reachable from ``roots``, inputs first: each with its ``metadata``
+        and its input nodes (None for a leaf's ``AccumulateGrad``, which has none)."""
+        found: list[tuple[Any, dict, tuple[Any, ...] | None]] = []
         serial = self._serial
         found_tag = (serial, None)  # the tag of a node found here, until it is adopted
-        # a node: to visit; (node, its input nodes): visited, found once its inputs are
-        # (a node is never a tuple). Pushed in reverse, so that inputs are found in order
+        # a node: to visit; (node, metadata, its input nodes): visited, found once its
+        # inputs are (a node is never a tuple). Pushed in reverse: inputs are found in order
         stack: list[Any] = roots[::-1]
-        pop, push = stack.pop, stack.append
+        pop = stack.pop
         while stack:
             node = pop()
             if type(node) is tuple:
@@ -283,18 +301,19 @@ class GraphWatcher:
                 continue  # adopted, or found already in this walk
             metadata[_METADATA_KEY] = found_tag
             if type(node) is _AccumulateGrad:  # a leaf's node has no input nodes (not asked)
-                found.append((node, ()))
+                found.append((node, metadata, None))
                 continue
             # the input nodes, without the Nones of inputs that need no gradient (a node is
             # always true); map and filter spare a Python frame per node
             children = tuple(filter(None, map(_first, node.next_functions)))
-            push((node, children))
+            stack.append((node, metadata, children))
             stack += children[::-1]
         return found
 
     def _adopt(
         self,
         node: Any,
+        metadata: dict,
         children: tuple[Any, ...],
         op: str | None,
         context: tuple[Any, str | None, bool, int],
@@ -303,7 +322,7 @@ class GraphWatcher:
         """Log an operation's node and hook it (its backward, its saved tensors)."""
         nid = self._count
         self._count = nid + 1
-        node.metadata[_METADATA_KEY] = (self._serial, nid)
+        metadata[_METADATA_KEY] = (self._serial, nid)
         name = type(node).__name__
         self._names[nid] = name
         # read from torch's record of the output when the events are read, where not given
@@ -340,11 +359,13 @@ class GraphWatcher:
             except RuntimeError:  # hooks the user set already
                 continue
 
-    def _adopt_leaf(self, node: Any, context: tuple[Any, str | None, bool, int]) -> None:
+    def _adopt_leaf(
+        self, node: Any, metadata: dict, context: tuple[Any, str | None, bool, int]
+    ) -> None:
         """Log a leaf's ``AccumulateGrad`` node and hook it (its gradient's arrival)."""
         nid = self._count
         self._count = nid + 1
-        node.metadata[_METADATA_KEY] = (self._serial, nid)
+        metadata[_METADATA_KEY] = (self._serial, nid)
         variable = node.variable
         leaf_name = self._leaf_names.get(variable)
         name = self._names[nid] = leaf_name or "AccumulateGrad"
@@ -440,40 +461,21 @@ class GraphWatcher:
         """Note that node ``nid`` started in the backward call running now, autograd's graph
         task ``task`` (the first node of a call also asks to hear when the call ends well)."""
         running = self._running
-        if running and running[-1][0] == task:
-            running[-1][1] = nid
-        else:
-            running.append([task, nid])
-            _queue_callback(partial(self._call_done, task))
-
-    def _call_done(self, task: int) -> None:
-        self._running[:] = [entry for entry in self._running if entry[0] != task]
-        pending = self._at_call_end.pop(task, None)
-        if pending is not None:
-            settle(pending)
-
-    def _held_norm(self, held: torch.Tensor | None, task: int) -> Any:
-        """The norm of what a leaf's ``.grad`` holds now (``held``): a :class:`LateNorm`
-        settled when the backward call ``task`` ends, with the call's others (the leaf
-        holds ``.grad``: nothing more is kept alive), else computed now (a ``.grad`` with
-        history, from a create_graph backward, is not one to hold)."""
-        if held is None or held.requires_grad:
-            return norm(held)
-        late = LateNorm(held)
-        self._at_call_end.setdefault(task, []).append(late)
-        return late
+        if task not in running:
+            _queue_callback(partial(running.pop, task, None))
+        running[task] = nid
 
     def _on_node_done(self, grad_inputs: tuple, grad_outputs: tuple) -> None:
         """After a node ran in a create_graph backward: log the nodes its gradients made."""
         self.watch(grad_inputs, op=None, during_backward=True)
 
     def _leaf_done(
-        self, nid: int, name: str, leaf: torch.Tensor | None, grad: torch.Tensor | None
+        self, nid: int, name: str, leaf: torch.Tensor | None, grad: torch.Tensor | None, task: int
     ) -> None:
-        """Log, once per backward call, the gradient ``grad`` that arrived at leaf ``nid``
-        and was accumulated into ``.grad``: its ``grad`` event, after its ``backward`` event
-        where nothing logged its start (None: the arriving gradient is not known)."""
-        task = _graph_task_id()
+        """Log, once per backward call (autograd's graph task ``task``), the gradient
+        ``grad`` that arrived at leaf ``nid`` and was accumulated into ``.grad``: its
+        ``grad`` event, after its ``backward`` event where nothing logged its start (None:
+        the arriving gradient is not known)."""
         if self._leaf_logged.get(nid) == task:
             return
         self._leaf_logged[nid] = task
@@ -488,10 +490,10 @@ class GraphWatcher:
             self._started(nid, task)
             if held is not None and grad is not None and _same_data(held, grad):
                 # .grad was None: it became the gradient
-                arrived = accumulated = self._held_norm(held, task)
+                arrived = accumulated = norm(held)
             else:
                 arrived = self._arriving_norm(grad, False)
-                accumulated = self._held_norm(held, task)
+                accumulated = norm(held)
         details = {"target": "leaf", "norm": arrived, "accumulated_norm": accumulated}
         self._log.emit(_GRAD, nid, name, details, task)
 
@@ -507,10 +509,10 @@ class GraphWatcher:
         start was logged before), unless a hook of the user's logged them already, and the
         nodes of a ``.grad`` that a create_graph backward made."""
         leaf = variable()
-        self._leaf_done(nid, name, leaf, grad_outputs[0])
-        running = self._running
-        if running and running[-1][1] == nid:
-            running[-1][1] = None  # the leaf is done: nothing runs until the next node
+        task = _graph_task_id()
+        self._leaf_done(nid, name, leaf, grad_outputs[0], task)
+        if self._running.get(task) == nid:
+            self._running[task] = None  # the leaf is done: nothing runs until the next node
         if _grad_enabled() and leaf is not None:  # create_graph: .grad may have a history
             accumulated = leaf.grad
             if accumulated is not None and accumulated.grad_fn is not None:

@@ -288,7 +288,7 @@ def test_the_norm_of_a_gradient_added_into_dot_grad_is_exact_either_way(monkeypa
 
 
 def test_what_dot_grad_held_is_read_as_it_was_at_the_event_though_changed_after_the_call():
-    """The norm of what .grad holds is computed when the backward call ends: a clip that
+    """The norm of what .grad holds is computed in the leaf's hook: a clip that
     changes .grad in place after the call (and a later call adding into it) leave each
     event's figure as it was, whether .grad was None before or already held a gradient."""
     torch.manual_seed(0)
