@@ -781,6 +781,134 @@ class _Letter:
         return True
 predicted_with_grad = {"B", _Letter()}
 """
+# Changes made and undone within one test cell, which the guard's look when the cell ends
+# cannot see. The checks' record builder forged from the function a test calls, undoing itself
+# at the test's last kind of check (`expect`, after every `expect_equal`):
+_UNDONE_BY_ITSELF = """
+def classify(tensors):
+    import autograder.checks as checks
+    scope = checks.expect.__globals__
+    if not scope.get("_forging"):
+        declared, describe = scope["_declared"], scope["describe"]
+        def forged(record, may_differ):
+            if "expected" in record:
+                record["actual"] = record["expected"]
+            return declared(record, may_differ)
+        def watching(value, _depth=0):
+            if type(value) is bool:
+                scope.update(_declared=declared, describe=describe)
+                scope.pop("_forging", None)
+            return describe(value, _depth)
+        scope.update(_declared=forged, describe=watching, _forging=True)
+    return {name: "constant" for name in tensors}
+"""
+# ... armed by the test's own code (a comparison it makes calls an element of the prediction),
+# and undone by the forgery itself at the last check it forges:
+_ARMED_BY_THE_TEST = """
+def _arm():
+    import autograder.checks as checks
+    scope = checks.expect.__globals__
+    if "_forging" in scope:
+        return
+    declared = scope["_declared"]
+    def forged(record, may_differ):
+        if "expected" in record:
+            record["actual"] = record["expected"]
+        if str(record.get("name", "")).startswith("'D'"):
+            scope["_declared"] = declared
+            scope.pop("_forging", None)
+        return declared(record, may_differ)
+    scope.update(_declared=forged, _forging=True)
+class _Letter:
+    def __hash__(self):
+        return hash("A")
+    def __eq__(self, other):
+        _arm()
+        return other == "A"
+predicted_with_grad = {"B", _Letter()}
+"""
+# ... a warning hidden: the function warns, as a wrong answer would, and makes call_learner's
+# filter take it for torch's advice to right code, which undoes itself when asked:
+_WARNING_HIDDEN = """
+import warnings
+def intermediate_grads(x):
+    import autograder.checks as checks
+    import autograder.checks.live as live
+    scope = checks.expect.__globals__
+    advice = scope["_advice_to_right_code"]
+    def forged(message):
+        scope["_advice_to_right_code"] = advice
+        return True
+    if live._listeners:  # called by call_learner, whose filter will be asked
+        scope["_advice_to_right_code"] = forged
+    warnings.warn("intermediate_grads warns, as a wrong answer here would")
+    x = x.detach().requires_grad_()
+    h = torch.tanh(x)
+    h.retain_grad()
+    y = h * h
+    y.retain_grad()
+    y.sum().backward()
+    return {"x": x.grad, "h": h.grad, "y": y.grad}
+"""
+# A parameter's memory swapped (views of it keep the old values), hidden from the test's
+# `p.data_ptr() == before` by a patch of torch.Tensor.data_ptr that answers each tensor's first
+# address; the patch is taken away where the test's table of sinks was closed (a name the
+# closing looked up), or, with the class of `sys` swapped, where the worker sets `sys.stdout`
+# at each cell's start and end: the guard looked after either.
+_NEW_MEMORY = """
+def load_weights(model, weights):
+    parameters = dict(model.named_parameters())
+    for name, value in weights.items():
+        p = parameters[name]
+        with torch.no_grad():
+            p.set_(value.detach().to(device=p.device, dtype=p.dtype).clone())
+"""
+_FIRST_ADDRESS = """
+import weakref
+import torch
+_first = {}
+def _first_address(self):
+    real = torch._C.TensorBase.data_ptr(self)
+    kept = _first.get(id(self))
+    if kept is None or kept[0]() is not self:
+        _first[id(self)] = (weakref.ref(self), real)
+        return real
+    return kept[1]
+_pinned = vars(torch.Tensor)["data_ptr"]
+"""
+_UNDONE_AT_CLOSING = """
+def _forge_until_closing(model):
+    import autograder.checks.records as records
+    table = records._record_sinks
+    if type(table) is not list:
+        return
+    class _Closing(list):
+        def __getitem__(self, index):  # asked only where the table of sinks is closed
+            type.__setattr__(torch.Tensor, "data_ptr", _pinned)
+            records._record_sinks = table
+            return list.__getitem__(self, index)
+    for p in model.parameters():
+        _first_address(p)
+    type.__setattr__(torch.Tensor, "data_ptr", _first_address)
+    records._record_sinks = _Closing(table)
+def load_weights(model, weights):
+    _forge_until_closing(model)
+    parameters = dict(model.named_parameters())
+    for name, value in weights.items():
+        p = parameters[name]
+        with torch.no_grad():
+            p.set_(value.detach().to(device=p.device, dtype=p.dtype).clone())
+"""
+_CLASS_OF_SYS = """
+import sys, types
+class _Toggling(types.ModuleType):
+    def __setattr__(self, name, value):
+        if name == "stdout":
+            patched = _first_address if type(value).__name__ == "Output" else _pinned
+            type.__setattr__(torch.Tensor, "data_ptr", patched)
+        types.ModuleType.__setattr__(self, name, value)
+sys.__class__ = _Toggling
+"""
 _LOOP_AND_MEMORY = ["while True:\n    pass", "hog = bytearray(64 * 2**30)"]
 _FORK_AND_OUTPUT = [
     "import os\nwhile True:\n    os.fork()",
@@ -815,6 +943,11 @@ REVIEWED = (
     "attack-undo-at-put-back",
     "attack-undo-from-output",
     "attack-undo-from-output-prediction",
+    "attack-undone-by-itself",
+    "attack-armed-by-the-test",
+    "attack-warning-hidden",
+    "attack-undone-at-closing",
+    "attack-class-of-sys",
 )
 
 
@@ -923,6 +1056,18 @@ def build_class(folder: Path, *, out: Path) -> dict[str, Expected]:
     ]:
         tampering = _with_answer(_solved(), grade_id, code)
         add(student, tampering, Expected(FULL - points[f"{grade_id}_test"]))
+    for student, grade_id, code in [
+        ("attack-undone-by-itself", "classify", _UNDONE_BY_ITSELF),
+        ("attack-armed-by-the-test", "predict_grad_filled", _ARMED_BY_THE_TEST),
+        ("attack-warning-hidden", "intermediate_grads", _WARNING_HIDDEN),
+        ("attack-undone-at-closing", "load_weights", _FIRST_ADDRESS + _UNDONE_AT_CLOSING),
+    ]:
+        tampering = _with_answer(_solved(), grade_id, code)
+        add(student, tampering, Expected(FULL - points[f"{grade_id}_test"]))
+    class_of_sys = _with_cells(
+        _with_answer(_solved(), "load_weights", _NEW_MEMORY), _FIRST_ADDRESS + _CLASS_OF_SYS
+    )
+    add("attack-class-of-sys", class_of_sys, Expected(FULL - points["load_weights_test"]))
     scratch = _solved()
     for at in range(len(scratch.cells), 0, -4):
         scratch.cells.insert(at, nbformat.v4.new_code_cell(_SCRATCH_RANDOM))

@@ -901,3 +901,75 @@ def test_the_device_watch_is_backed_by_torchs_own_refusal_on_the_meta_device():
     state = moved_adam.state[moved_layer.weight]
     assert state["exp_avg"].is_meta and not state["step"].is_meta
     assert moved_layer.weight.grad.is_meta and layer.weight.device.type == "cpu"
+
+
+def test_the_meta_run_refuses_what_torchs_meta_kernels_let_through():
+    """Torch's meta kernels let a CPU tensor meet the inputs in an in-place sum or product and in
+    a matrix product, where a GPU refuses; the run with the inputs on the meta device refuses
+    them too. What a GPU allows still runs: a number made a tensor, indices on the CPU, a copy
+    from one device to another."""
+    from autograder.checks.meta import refused_on_meta
+
+    def added_in_place(losses):
+        total = torch.zeros(1)
+        for loss in losses:
+            total.add_(loss)
+        return total
+
+    def weighted(losses):
+        return torch.stack(losses)[None] @ torch.ones(len(losses), 1)
+
+    def through_identity(x):
+        return (x @ torch.eye(x.shape[1])).sum()
+
+    losses = [torch.ones((), requires_grad=True) * 2 for _ in range(3)]
+    x = torch.ones(2, 3)
+    for function, given in [(added_in_place, losses), (weighted, losses), (through_identity, x)]:
+        said = refused_on_meta(function, given)
+        assert said is not None and "not on the expected device" in said, function.__name__
+    for right, given in [
+        (lambda losses: torch.tensor(2.0) * sum(losses), losses),
+        (lambda x: x[torch.tensor([0, 1])].sum(), x),
+        (lambda x: (x @ torch.eye(x.shape[1], device=x.device)).sum(), x),
+        (lambda x: x.sum().to("cpu", copy=True), x),
+    ]:
+        assert refused_on_meta(right, given) is None
+
+
+def test_a_function_holding_the_notebooks_device_is_not_vouched_for():
+    """The notebook's `device` pointed elsewhere reaches a function through its globals only: a
+    default argument or a closure holding the device, or a callable object with a decoy
+    `__globals__`, would keep making tensors there. The block raises for the first two, and
+    reads the third through its class's `__call__`."""
+    from autograder.checks import notebook_device_elsewhere
+
+    notebook = {"__name__": "__main__", "torch": torch, "device": torch.device("cpu")}
+    notebook["device64"] = notebook["device"]
+    exec(
+        "def by_default(t, device=device):\n"
+        "    return t + torch.ones(t.shape, device=device)\n"
+        "def make():\n"
+        "    kept = device\n"
+        "    def by_closure(t):\n"
+        "        return t + torch.ones(t.shape, device=kept)\n"
+        "    return by_closure\n"
+        "def by_global(t):\n"
+        "    return t + torch.ones(t.shape, device=device)\n"
+        "class Decoy:\n"
+        "    __globals__ = {'__name__': '__main__', 'device': device}\n"
+        "    def __call__(self, t):\n"
+        "        return by_global(t)\n",
+        notebook,
+    )
+    for function in (notebook["by_default"], notebook["make"]()):
+        with (
+            pytest.raises(RuntimeError, match="keeps the notebook's `device`"),
+            notebook_device_elsewhere(function),
+        ):
+            function(torch.ones(2))
+    with pytest.raises(RuntimeError), notebook_device_elsewhere(notebook["Decoy"]()):
+        notebook["Decoy"]()(torch.ones(2))
+    assert notebook["device"] == torch.device("cpu")
+    right = lambda t: t + torch.ones(t.shape, device=t.device)  # noqa: E731
+    with notebook_device_elsewhere(right):
+        assert right(torch.ones(2)).tolist() == [2.0, 2.0]

@@ -7,6 +7,8 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
+import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
@@ -17,6 +19,7 @@ from nbgrader.api import Gradebook
 from autograder.__main__ import main
 from autograder.grading.grade import grade
 from autograder.grading.results import GRADED, NOT_GRADABLE
+from autograder.grading.sandbox import SandboxSettings, worker_command
 from autograder.grading.worker_pool import Limits
 from tests.conftest import HAS_SANDBOX, ROOT
 from tests.grading_class import (
@@ -224,3 +227,39 @@ def test_nothing_a_submission_leaves_in_tmp_reaches_the_next_one(tmp_path):
     assert [(r.student, r.score) for r in results] == [("ada", FULL), ("bob", FULL)]
     shown = " ".join(" ".join(parts) for parts in results[1].outputs.values())
     assert "found: False" in shown, shown
+
+
+_HOPPERS = """
+import os, time
+from autograder.grading.sandbox_worker import _kill_strays, _living_strays
+left = []
+for round_ in range(3):
+    child = os.fork()
+    if child == 0:
+        os.setsid()
+        for _ in range(60):
+            if os.fork() == 0:
+                os.setsid()  # out of the submission's process group
+                while True:  # fork, and let the parent go: a new pid each time
+                    if os.fork():
+                        os._exit(0)
+        time.sleep(30)
+        os._exit(0)
+    time.sleep(0.3)
+    _kill_strays(child)
+    os.waitpid(child, 0)
+    time.sleep(0.1)
+    left.append(len(_living_strays()))
+print(left)
+"""
+
+
+def test_no_process_of_a_submission_outlives_it():
+    """Processes that hop from pid to pid (fork, and the parent exits), outside the submission's
+    process group, outlive a kill of what one read of /proc listed; a survivor would read the
+    next submission's cells from the worker's input. The worker's kill reaches them all."""
+    command = worker_command(SandboxSettings(), packages=[ROOT / "autograder"])[:-3]
+    run = subprocess.run(
+        [*command, sys.executable, "-c", _HOPPERS], capture_output=True, text=True, timeout=120
+    )
+    assert run.stdout.strip() == "[0, 0, 0]", run.stdout + run.stderr[-2000:]

@@ -318,3 +318,58 @@ def test_a_test_cell_keeps_only_the_records_its_own_checks_made(tmp_path):
     for name in ("notebook calls a check", "notebook sends a record", "notebook forwards"):
         assert results[name] == ["ran", repr(([], 1))], name
     assert results["copied check"] == ["ran", repr(([], 1))]
+
+
+def test_no_notebook_gives_a_module_a_class_or_a_library_object_a_class_of_its_own(tmp_path):
+    """With sys's class swapped, the worker's own `sys.stdout = ...` at each cell's start and
+    end would run the notebook's code, after the guard put things back and before it looks; a
+    test's parameter given a subclass would answer `detach` as that subclass likes. What the
+    checks and torch do still works (the checks' switch of the warnings module, a lazy
+    parameter becoming a Parameter), and so does a notebook's own object changing class."""
+    results = _armed(
+        """
+        import types, warnings
+        from autograder.checks.live import every_warning
+        class Mine(types.ModuleType):
+            def __setattr__(self, name, value):
+                types.ModuleType.__setattr__(self, name, value)
+        class Answering(torch.nn.Parameter):
+            def detach(self):
+                return torch.zeros(1)
+        class Meta(type(torch.Tensor)):
+            pass
+        def swap(target, kind):
+            target.__class__ = kind
+            return type(target).__name__
+        attempt("sys", lambda: swap(sys, Mine))
+        attempt("torch", lambda: swap(torch, Mine))
+        attempt("parameter", lambda: swap(torch.nn.Parameter(torch.ones(1)), Answering))
+        attempt("layer", lambda: swap(torch.nn.Linear(1, 1), type("L", (torch.nn.Linear,), {})))
+        attempt("metaclass", lambda: swap(torch.Tensor, Meta))
+        def watched():
+            with every_warning() as caught:
+                warnings.warn("heard")
+            return type(warnings).__name__, len(caught)
+        def lazy():
+            layer = torch.nn.LazyLinear(2)
+            layer(torch.ones(1, 3))
+            return type(layer).__name__, type(layer.weight).__name__
+        class Own:
+            pass
+        class Other:
+            pass
+        attempt("every_warning", watched)
+        attempt("lazy", lazy)
+        attempt("own", lambda: swap(Own(), Other))
+        """,
+        tmp_path,
+    )
+    allowed = {name: results.pop(name) for name in ("every_warning", "lazy", "own")}
+    assert allowed == {
+        "every_warning": ["ran", "('module', 1)"],
+        "lazy": ["ran", "('Linear', 'Parameter')"],
+        "own": ["ran", "'Other'"],
+    }
+    assert set(results) == {"sys", "torch", "parameter", "layer", "metaclass"}
+    assert all(kind == "RuntimeError" for kind, _ in results.values()), results
+    assert all("a class of the notebook's" in message for _, message in results.values())

@@ -53,8 +53,17 @@ from autograder.checks.messages import whole_message
 from autograder.checks.modes import modes_changed, train_modes
 from autograder.checks.predictions import reveal_prediction
 from autograder.checks.records import (
+    CHECK_BEGINS as _BEGINS,
+)
+from autograder.checks.records import (
+    LEARNER_RETURNED as _RETURNED,
+)
+from autograder.checks.records import (
     CheckFailed,
     send_records_to,
+)
+from autograder.checks.records import (
+    checkpoint as _checkpoint,
 )
 from autograder.checks.records import (
     decide as _decide,
@@ -130,6 +139,7 @@ def expect(condition: object, message: str, *, hint: str | None = None) -> None:
     autograder.checks.CheckFailed: `x` should require grad.
     Hint: x.requires_grad_()
     """
+    _checkpoint(_BEGINS)  # before anything is read (see autograder.checks.records)
     _decide({"rule": "expect", "condition": describe(condition), "message": message, "hint": hint})
 
 
@@ -142,6 +152,7 @@ def expect_type(name: str, value: object, expected: type, *, hint: str | None = 
     ...
     autograder.checks.CheckFailed: `flag` should be of type int, but it is of type bool.
     """
+    _checkpoint(_BEGINS)  # before anything is read (see autograder.checks.records)
     _decide(
         {
             "rule": "type",
@@ -170,6 +181,7 @@ def expect_equal(
     ...
     autograder.checks.CheckFailed: `answer` should be of type bool, but it is of type int.
     """
+    _checkpoint(_BEGINS)  # before anything is read (see autograder.checks.records)
     _decide(
         _declared(
             {
@@ -196,6 +208,7 @@ def expect_choice(
     ...
     autograder.checks.CheckFailed: `pick` is 'E'; it must be one of 'A', 'B', 'C'.
     """
+    _checkpoint(_BEGINS)  # before anything is read (see autograder.checks.records)
     _decide(
         {
             "rule": "choice",
@@ -222,6 +235,7 @@ def expect_mapping(
     ...
     autograder.checks.CheckFailed: `grads` is missing the key(s) 'b'.
     """
+    _checkpoint(_BEGINS)  # before anything is read (see autograder.checks.records)
     _decide(
         {
             "rule": "mapping",
@@ -254,6 +268,7 @@ def expect_tensor(
     autograder.checks.CheckFailed: `g` has the right dtype, shape and device but wrong values: \
 the largest difference is 0.5 (at index 1).
     """
+    _checkpoint(_BEGINS)  # before anything is read (see autograder.checks.records)
     _decide(
         _declared(
             {
@@ -281,6 +296,7 @@ def expect_leaf(name: str, tensor: object, *, hint: str | None = None) -> None:
     autograder.checks.CheckFailed: `w` is not a leaf any more: it was computed by MulBackward0, \
 so backward will not fill `w.grad`.
     """
+    _checkpoint(_BEGINS)  # before anything is read (see autograder.checks.records)
     _decide({"rule": "leaf", "name": name, "tensor": describe(tensor), "hint": hint})
 
 
@@ -310,6 +326,7 @@ def expect_made_with_device(
     autograder.checks.CheckFailed: `shift` returned a tensor that is not on the device of its \
 input: it was made without device= (torch.zeros, of shape (3,)). Beside inputs on a GPU...
     """
+    _checkpoint(_BEGINS)  # before anything is read (see autograder.checks.records)
     culprit = made.culprit or (made.made[0] if made.made else None)
     elsewhere = device is not None and (
         returned is None
@@ -351,6 +368,7 @@ first ran its reveal cell, was 'B': a prediction changed after its reveal earns 
 item is graded on your first prediction: set `pick` back to it.
     >>> os.chdir(here)
     """
+    _checkpoint(_BEGINS)  # before anything is read (see autograder.checks.records)
     _decide(
         {
             "rule": "first_prediction",
@@ -378,6 +396,7 @@ def call_learner(name: str, function: object, /, *args: Any, **kwargs: Any) -> A
     ...
     autograder.checks.CheckFailed: calling `broken()` raised ZeroDivisionError: division by zero
     """
+    _checkpoint(_BEGINS)  # before anything is read (see autograder.checks.records)
     failure, result = _call(function, args, kwargs)
     _decide({"rule": "call", "name": name, "failure": failure, "hint": None})
     return result
@@ -389,6 +408,7 @@ def _call(
     """What went wrong when calling ``function`` (plain data, phrased by the rule), or
     ``None``; and its result."""
     if not _callable(function):
+        _checkpoint(_RETURNED)  # (none of the learner's code ran)
         return {"problem": "not callable", "type": type_label(type(function))}, None
     with every_warning() as caught:  # torch's once-per-process warnings too, every call
         try:
@@ -399,6 +419,8 @@ def _call(
             return _raised(error), None
         except Exception as error:  # the learner's code may raise anything
             return _raised(error), None
+        finally:  # what the learner's code changed is looked at before anything else runs
+            _checkpoint(_RETURNED)
     warned = [w for w in caught if not _advice_to_right_code(whole_message(w.message))]
     if warned:
         warning = warned[0]

@@ -73,7 +73,6 @@ from contextlib import contextmanager
 from contextlib import suppress as _suppress
 from dataclasses import dataclass, field
 from importlib import import_module as _import_module
-from inspect import unwrap as _unwrap
 from sys import modules as _modules
 from typing import Any
 from warnings import catch_warnings as _catch_warnings
@@ -85,6 +84,7 @@ from torch.utils._device import _device_constructors
 
 from autograder.checks.meta import meta_values_read_as_zeros, refused_on_meta
 from autograder.checks.meta import tensors_in as _tensors
+from autograder.checks.notebook_reads import devices_held, notebook_globals
 from autograder.checks.records import sending as _sending
 
 __all__ = [
@@ -507,27 +507,6 @@ def _differentiated(function: Callable[..., Any], x: torch.Tensor, *args: Any) -
 
 # What the course's notebooks call the device they put their own tensors on
 _NOTEBOOK_DEVICES = ("device", "device64")
-_FUNCTION_METHODS = ("forward", "backward", "setup_context")
-
-
-def _notebook_globals(functions: tuple[Any, ...]) -> list[dict[str, Any]]:
-    """The notebook's globals, as ``functions`` read them (each once): those of each function,
-    unwrapped from its decorators, or of each ``autograd.Function`` class's methods (its
-    ``apply`` is torch's), where they are the notebook's (``__name__ == "__main__"``)."""
-    found: dict[int, dict[str, Any]] = {}
-    for read in functions:
-        reads = (
-            [getattr(read, m, None) for m in _FUNCTION_METHODS]
-            if _isinstance(read, type)
-            else [read]
-        )
-        for function in reads:
-            with _suppress(ValueError):  # a loop of __wrapped__
-                function = _unwrap(function)
-            space = _getattr(function, "__globals__", None)
-            if type(space) is dict and space.get("__name__") == "__main__":
-                found[id(space)] = space
-    return list(found.values())
 
 
 @contextmanager
@@ -539,7 +518,10 @@ def notebook_device_elsewhere(*functions: Any) -> Iterator[None]:
     They name where a notebook puts its own tensors, not where an input lives (a CPU tensor
     on a GPU machine): code that makes a tensor with ``device=device`` rather than on its
     input's device then makes it away from its inputs, and the first operation that gets
-    both fails, as it would there.
+    both fails, as it would there. The globals are those the functions really run with, and a
+    function that holds the notebook's device itself, in a default argument or a closure,
+    where no change of the name reaches, makes the block raise at once
+    (:mod:`autograder.checks.notebook_reads`).
 
     >>> notebook = {"__name__": "__main__", "device": torch.device("cpu"), "torch": torch}
     >>> exec("def scale(t):\\n    return t * torch.ones(t.shape, device=device)", notebook)
@@ -551,10 +533,14 @@ def notebook_device_elsewhere(*functions: Any) -> Iterator[None]:
     >>> notebook["scale"](torch.ones(2)), notebook["device"]
     (tensor([1., 1.]), device(type='cpu'))
     """
-    kept = [
-        (space, {n: space[n] for n in _NOTEBOOK_DEVICES if n in space})
-        for space in _notebook_globals(functions)
-    ]
+    spaces = notebook_globals(functions)
+    held = devices_held(functions, spaces, _NOTEBOOK_DEVICES)
+    if held:  # where no change of the name reaches
+        raise RuntimeError(
+            f"it keeps the notebook's `{held[0]}` in a default argument or a closure, so it uses "
+            "that device whatever device the tensors it is given are on"
+        )
+    kept = [(space, {n: space[n] for n in _NOTEBOOK_DEVICES if n in space}) for space in spaces]
     try:
         for space, names in kept:
             space.update(dict.fromkeys(names, _META))

@@ -11,8 +11,10 @@ returns what torch said. It backs up :func:`autograder.checks.devices.tensors_ma
 which sees each tensor made without ``device=`` through a torch function mode: code can take a
 mode off torch's stack while it makes one, and put it back, and no mode sees that; torch's own
 refusal here needs none. Torch's meta kernels check fewer operations than a GPU's (an in-place
-product or a matrix product of a meta and a CPU tensor goes through), so this is the second
-check, not the first.
+product or a matrix product of a meta and a CPU tensor goes through): the run is also watched
+below autograd, where every operation that mixes the two is refused as a GPU would refuse it
+(:mod:`autograder.checks.mixed_devices`). Code can take that watch off torch's stack too, so
+this is the second check, not the first.
 
 Example::
 
@@ -23,7 +25,11 @@ Example::
     ...         total = total + loss
     ...     return total
     >>> refused_on_meta(total_of, [torch.ones(1), torch.ones(1)])
-    'Tensor on device meta is not on the expected device cpu!'
+    'Tensor on device cpu is not on the expected device meta! (aten.add.Tensor)'
+    >>> def weighted(losses):
+    ...     return torch.stack(losses)[None] @ torch.ones(len(losses), 1)  # a meta kernel allows it
+    >>> refused_on_meta(weighted, [torch.ones(()), torch.ones(())])
+    'Tensor on device cpu is not on the expected device meta! (aten.mm.default)'
     >>> refused_on_meta(lambda losses: sum(losses), [torch.ones(1)]) is None
     True
 """
@@ -38,6 +44,8 @@ from warnings import simplefilter as _simplefilter
 
 import torch
 from torch.overrides import TorchFunctionMode
+
+from autograder.checks.mixed_devices import MixedDevicesRefused
 
 __all__ = ["meta_values_read_as_zeros", "on_meta", "refused_on_meta", "tensors_in"]
 
@@ -119,8 +127,9 @@ def refused_on_meta(function: Callable[..., Any], *args: Any) -> str | None:
 
 
 def _refusal(run: Callable[[], Any]) -> str | None:
-    """What torch said when ``run()`` mixed the meta device with the CPU, or None."""
-    with _catch_warnings(), meta_values_read_as_zeros():
+    """What torch said when ``run()`` mixed the meta device with the CPU, or None (every
+    operation is looked at, as a GPU would: see :mod:`autograder.checks.mixed_devices`)."""
+    with _catch_warnings(), meta_values_read_as_zeros(), MixedDevicesRefused():
         _simplefilter("ignore")
         try:
             run()

@@ -4,7 +4,10 @@ The checks of :mod:`autograder.checks` build a record of plain evidence and hand
 :func:`decide`, which passes it to every sink :func:`send_records_to` installed (the grading
 worker's, in a class run) and raises :class:`CheckFailed` with the rule's message when the
 check fails. In a learner's run the sinks get the record without the fields of
-``EXPECTED_FIELDS``: the grader takes those from the same check of the solution's run.
+``EXPECTED_FIELDS``: the grader takes those from the same check of the solution's run. A check
+also tells the grader's sink when it begins (:data:`CHECK_BEGINS`), and when the learner's code
+it called returns (:data:`LEARNER_RETURNED`), through :func:`checkpoint`: the grader looks at
+what the checks read at those moments (:mod:`autograder.grading.checkpoints`).
 
 Example::
 
@@ -24,9 +27,12 @@ from typing import Any
 from autograder.checks.rules import judge
 
 __all__ = [
+    "CHECK_BEGINS",
     "EXPECTED_FIELDS",
+    "LEARNER_RETURNED",
     "CheckFailed",
     "Record",
+    "checkpoint",
     "declared",
     "decide",
     "send_records_to",
@@ -35,6 +41,11 @@ __all__ = [
 
 Record = dict[str, Any]
 _record_sinks: list[tuple[Callable[[Record], None], bool]] = []
+_checkpoint_sinks: list[Callable[[str], None]] = []
+# What a check tells the sinks of checkpoints: it begins, before it reads anything; the
+# learner's code it called (call_learner) has returned.
+CHECK_BEGINS = "a check begins"
+LEARNER_RETURNED = "the learner's code returned"
 # What each rule's record holds that the test computed as the right answer: in a learner's run
 # the grader takes these from the solution's run of the same check instead.
 EXPECTED_FIELDS = {
@@ -55,10 +66,16 @@ CheckFailed.__module__ = "autograder.checks"
 
 
 @contextmanager
-def send_records_to(sink: Callable[[Record], None], *, expected: bool = True) -> Iterator[None]:
+def send_records_to(
+    sink: Callable[[Record], None],
+    *,
+    expected: bool = True,
+    checkpoints: Callable[[str], None] | None = None,
+) -> Iterator[None]:
     """Pass every check's record to ``sink`` (the class grader's channel) while inside; with
     ``expected=False`` (a learner's run) a copy without the fields of ``EXPECTED_FIELDS``,
-    unless the check says its answer may differ.
+    unless the check says its answer may differ; and, where given, every :func:`checkpoint`
+    to ``checkpoints``.
 
     >>> seen = []
     >>> from autograder.checks import expect, expect_equal
@@ -71,13 +88,37 @@ def send_records_to(sink: Callable[[Record], None], *, expected: bool = True) ->
     """
     entry = (sink, expected)
     _record_sinks.append(entry)
+    if checkpoints is not None:
+        _checkpoint_sinks.append(checkpoints)
     try:
         yield
     finally:  # by identity: list.remove would run the __eq__ of whatever else the list holds
-        for index in reversed(range(len(_record_sinks))):
-            if _record_sinks[index] is entry:
-                del _record_sinks[index]
-                break
+        _take_out(_record_sinks, entry)
+        if checkpoints is not None:
+            _take_out(_checkpoint_sinks, checkpoints)
+
+
+def _take_out(table: list[Any], entry: object) -> None:
+    """Remove the last ``entry`` from ``table``, found by identity."""
+    for index in reversed(range(len(table))):
+        if table[index] is entry:
+            del table[index]
+            break
+
+
+def checkpoint(moment: str) -> None:
+    """Tell every sink of checkpoints that a check is at ``moment`` (:data:`CHECK_BEGINS`,
+    :data:`LEARNER_RETURNED`); nothing happens where none listens (a learner's own run).
+
+    >>> heard = []
+    >>> with send_records_to(lambda record: None, checkpoints=heard.append):
+    ...     from autograder.checks import expect
+    ...     expect(True, "never shown")
+    >>> heard
+    ['a check begins']
+    """
+    for sink in tuple(_checkpoint_sinks):
+        sink(moment)
 
 
 def sending() -> bool:

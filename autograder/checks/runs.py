@@ -51,7 +51,7 @@ from typing import Any
 import torch
 from torch.autograd.graph import get_gradient_edge
 
-from autograder.checks.records import decide
+from autograder.checks.records import CHECK_BEGINS, checkpoint, decide
 
 __all__ = ["Runs", "count_runs"]
 
@@ -140,6 +140,7 @@ def count_runs(
             kept.append(("module", module, "_forward_hooks", hook))
         runs = Runs(counted, outputs, read)
         yield runs
+        checkpoint(CHECK_BEGINS)  # the check of the hooks begins
         taken = {kind for kind, owner, table, hook in kept if not _still_there(owner, table, hook)}
         try:
             runs.arrivals(), runs.passes()

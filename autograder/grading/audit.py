@@ -6,7 +6,10 @@ coroutines), the garbage collector's object lists, ctypes and the other ways to 
 (cffi, CPython's test modules, subinterpreters, a compiled library the notebook wrote), a
 process's memory (``/proc/self/mem``, which reads and writes anything, the hook's own state
 included), new audit hooks, tracing and profiling, signals to other processes, subprocesses,
-and patching the code, defaults or globals of a library function.
+patching the code, defaults or globals of a library function, and giving a module, a class or
+an object of a library class a class of the notebook's (``sys.__class__ = Mine``: the worker's
+own ``sys.stdout = ...`` would run the notebook's code at each cell's start and end, before the
+guard looks; a test's parameter given a subclass that answers ``detach`` as it likes).
 
 A few library functions may read a frame: each returns only a name or plain data, and hands
 the frame to nothing a notebook could replace (a copy of one made with the notebook's own
@@ -29,6 +32,7 @@ from __future__ import annotations
 
 import os
 import sys
+import types
 from collections.abc import Callable
 from importlib.machinery import EXTENSION_SUFFIXES
 from typing import Any
@@ -165,6 +169,18 @@ def _plain_paths() -> Callable[[Any], bool]:
     return plain
 
 
+def _library_classes() -> tuple[type, ...]:
+    """Every class in the namespaces of the modules loaded now (the standard library's, torch's,
+    the course's: in the worker, before any notebook runs), each once."""
+    found: dict[int, type] = {}
+    for module in list(sys.modules.values()):
+        if isinstance(module, types.ModuleType):
+            for value in list(vars(module).values()):
+                if isinstance(value, type):
+                    found[id(value)] = value
+    return tuple(found.values())
+
+
 def install_audit_hook() -> Callable[[], None]:
     """Install the hook that refuses escapes once armed; returns the function that arms it
     (for good: nothing disarms it)."""
@@ -183,6 +199,9 @@ def install_audit_hook() -> Callable[[], None]:
     )
     suffixes = tuple(EXTENSION_SUFFIXES)  # a copy: a notebook can empty importlib's list
     protected, getattr_, str_ = PROTECTED, getattr, str
+    kept_alive = _library_classes()  # (held, so that no id of theirs is reused)
+    library, id_, issubclass_ = frozenset(map(id, kept_alive)), id, issubclass
+    changes_class = (types.ModuleType, type)  # a module, or a class (its metaclass)
 
     def caller() -> Any:
         """The code that asked for a frame."""
@@ -221,6 +240,15 @@ def install_audit_hook() -> Callable[[], None]:
             module = getattr_(arguments[0], "__module__", None) or ""
             if str_.split(module, ".")[0] in protected:
                 raise RuntimeError("the grading sandbox does not allow patching library code")
+        if event == "object.__setattr__" and arguments[1] == "__class__":
+            owner = type_(arguments[0])  # (read by type alone: no code of the object's runs)
+            if id_(arguments[2]) not in library and (
+                issubclass_(owner, changes_class) or id_(owner) in library
+            ):
+                raise RuntimeError(
+                    "the grading sandbox does not allow giving a module, a class or a library "
+                    "object a class of the notebook's"
+                )
 
     sys.addaudithook(hook)
 

@@ -34,8 +34,10 @@ from __future__ import annotations
 import contextlib
 import sys
 import types
-from collections.abc import Generator, Iterable
+from collections.abc import Callable, Generator, Iterable
 from typing import Any
+
+from autograder.checks.records import CHECK_BEGINS, LEARNER_RETURNED
 
 __all__ = ["cell_code", "checks_code", "collect"]
 
@@ -109,17 +111,29 @@ def cell_code(code: types.CodeType, scope: dict[str, Any]) -> Trusted:
 def collect(
     trusted: Trusted,
     take: object,
+    look: Callable[[], None] | None = None,
     _getframe=sys._getframe,
     _id=id,
     _none=None,
+    _begins=CHECK_BEGINS,
+    _returned=LEARNER_RETURNED,
+    _rule_of=dict.get,
 ) -> Generator[tuple[list[dict[str, Any]], int] | None, Any, None]:
     """The sink of one test cell (start it with ``next``, pass ``collector.send``): each record
     sent is kept if the frames from its sender out to a test cell's code all run ``trusted``
     code with one of its globals, and refused (counted) otherwise; sending ``take`` answers
-    ``(records kept, number refused)``."""
+    ``(records kept, number refused)``.
+
+    With ``look``, it is also the sink of the checks' checkpoints
+    (:func:`autograder.checks.records.checkpoint`), taken from trusted code alone: at each it
+    calls ``look()`` (the grader looks at what the checks read), and a record is kept only when
+    a check began since the previous record, and, for a call of the learner's code, that code
+    returned since: so no check reads what was not looked at after the notebook's code last
+    ran before it."""
     records: list[dict[str, Any]] = []
     refused = 0
     get = trusted.get
+    began = returned = False
     message = yield
     while message is not take:
         kept = False
@@ -140,9 +154,19 @@ def collect(
                 break
             frame = frame.f_back
         frame = _none
-        if kept:
-            records.append(message)
-        else:
+        if not kept:
             refused += 1
+        elif message is _begins or message is _returned:
+            if look is not None:
+                look()
+            began, returned = (True, False) if message is _begins else (began, began)
+        elif look is not None and not (
+            began and (returned or _rule_of(message, "rule") != "call")
+        ):
+            refused += 1  # no check began (or no call returned) since the last record
+            began = returned = False
+        else:
+            records.append(message)
+            began = returned = False
         message = yield
     yield records, refused

@@ -11,8 +11,16 @@ module, a class or the builtins reaches it. Per cell:
   random generators are also seeded alike in every run (the solution's and each learner's),
   and the test gets its own copy of the notebook's globals, in which every name an
   instructor's cell bound (``torch``, ``nn``, ``device``, a model it made) is what that cell
-  bound, whatever a learner's cell rebound it to, and the builtins are Python's own (a
-  notebook's ``__builtins__`` would hand its ``__import__`` the test's globals);
+  bound, whatever a learner's cell rebound it to, and the builtins are a copy of Python's own
+  that no notebook's code holds (a notebook's ``__builtins__`` would hand its ``__import__``
+  the test's globals; the ``builtins`` module's could be changed for a moment by the function
+  a test calls);
+* while a test runs, each of its checks says when it begins and when the learner's code it
+  called returns, and its sink looks then at what the checks read
+  (:mod:`autograder.grading.checkpoints`): a change seen there voids the item even if the
+  notebook changes it back before the test ends; the checks' tables of sinks are filled and
+  emptied here with bound list operations, so that nothing the notebook can replace runs
+  between the test's last line and the guard's look;
 * after every cell, before anything is looked up, ``put_back(strays_only=True)`` takes out
   of the namespaces the checks use any key that is not a plain string (one hashed as a name
   runs the notebook's code at each lookup of that name); a test cell that left one earns
@@ -53,7 +61,8 @@ from typing import Any
 
 import torch
 
-from autograder.checks import CheckFailed, send_records_to
+from autograder.checks import CheckFailed
+from autograder.checks import records as check_records
 from autograder.checks.evidence import type_label
 from autograder.checks.messages import whole_message, wrapped
 from autograder.grading.delivery import cell_code, checks_code, collect
@@ -161,8 +170,11 @@ def make_runner(
     arm: Callable[[], None],
     *,
     learner: bool,
+    watch: Callable[[], list[str]] = lambda: [],
 ) -> Callable[[], None]:
-    """The child's loop: answer ``started``, then run each ``cell`` message until ``end``."""
+    """The child's loop: answer ``started``, then run each ``cell`` message until ``end``.
+    ``watch()``: what differs in the state the checks read (see
+    :mod:`autograder.grading.checkpoints`), looked at each time a check of a test begins."""
     namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
     course_names: dict[str, Any] = {}  # what the instructor's cells bound, by name
     unsure = [False]  # whether a thread of the notebook's ran beside an instructor's cell
@@ -179,6 +191,12 @@ def make_runner(
     )
     take = object()  # what asks a collector for its records: only this frame holds it
     bound_collect, bound_cell_code = collect, cell_code
+    # the checks' tables of sinks, filled and emptied here with nothing a notebook can replace
+    # (a context manager's exit would look names up after the test's code, before the guard)
+    record_sinks, checkpoint_sinks = check_records._record_sinks, check_records._checkpoint_sinks
+    add_record_sink, add_checkpoint_sink = record_sinks.append, checkpoint_sinks.append
+    test_builtins = dict(vars(builtins))  # a test's own: no notebook's code holds this dict
+    bound_dict, bound_set, bound_sorted, bound_len = dict, set, sorted, len
 
     def discard(record: dict[str, Any]) -> None:
         """The sink of the cells that are not tests: their records count for nothing."""
@@ -216,13 +234,17 @@ def make_runner(
                 seed()
             scope = plain_names()
             scope.update(course_names)
-            scope["__builtins__"] = the_builtins
+            scope["__builtins__"] = bound_dict(test_builtins)
         error = None
         printed, warned = make_output(), make_output()
         streams = the_sys.stdout, the_sys.stderr
         the_sys.stdout, the_sys.stderr = printed, warned
         stores = no_names
         collector = None
+        seen: list[str] = []  # what differed when a check began, while this test ran
+        sink: Callable[[dict[str, Any]], None] = discard
+        entry = (sink, not learner)
+        add_record_sink(entry)
         try:
             code = bound_compile(cell["source"], f"<cell {cell['index']}>", "exec")
             hidden = bound_compile(cell.get("hidden") or "", f"<cell {cell['index']}>", "exec")
@@ -232,19 +254,34 @@ def make_runner(
                     **bound_cell_code(code, scope),
                     **bound_cell_code(hidden, scope),
                 }
-                collector = bound_collect(trusted, take)
+
+                def look() -> None:
+                    seen.extend(watch())
+                    if not (
+                        bound_len(record_sinks) == 1
+                        and record_sinks[0] is entry
+                        and bound_len(checkpoint_sinks) == 1
+                        and checkpoint_sinks[0] is sink
+                    ):
+                        seen.append("the checks' tables of sinks")
+
+                collector = bound_collect(trusted, take, look)
                 next(collector)
-            with send_records_to(collector.send if collector else discard, expected=not learner):
-                if origin == "course":
-                    stores = stored_names(code)
-                bound_exec(code, scope)
-                bound_exec(hidden, scope)
+                sink = collector.send
+                record_sinks[0:] = [(sink, not learner)]
+                entry = record_sinks[0]
+                add_checkpoint_sink(sink)
+            if origin == "course":
+                stores = stored_names(code)
+            bound_exec(code, scope)
+            bound_exec(hidden, scope)
         except base_exception as raised:  # a cell may raise anything, SystemExit included
             error = "the cell raised an exception that could not be described"
             with suppress(base_exception):
                 error = describe_error(raised)
         finally:  # first, before anything here looks a name up: keys that are no plain str out
             strays = put_back(True)
+            record_sinks[0:], checkpoint_sinks[0:] = [], []
             the_sys.stdout, the_sys.stderr = streams
         if collector is not None:
             refused = -1  # a collector the notebook closed or broke answers nothing
@@ -263,6 +300,12 @@ def make_runner(
         elif origin == "course":
             course_names.update(
                 {key: value for key, value in plain_names().items() if key in stores}
+            )
+        if origin == "test" and seen:
+            voided.append(
+                f"the notebook changed {changed_names(bound_sorted(bound_set(seen)))} while this "
+                "test ran, seen as its checks ran (whether or not it was changed back before the "
+                "test ended): its checks read changed state, so the item earns nothing."
             )
         if origin == "test" and strays:
             voided.append(

@@ -58,6 +58,7 @@ _SEALED = (
     "autograder.checks",
     "autograder.grading.audit",
     "autograder.grading.channel",
+    "autograder.grading.checkpoints",
     "autograder.grading.delivery",
     "autograder.grading.guard",
     "autograder.grading.runner",
@@ -80,16 +81,37 @@ def _in_sandbox() -> bool:
 
 def _kill_strays(child: int) -> None:
     """Kill what the submission left running: its process group, and, inside the sandbox's own
-    pid namespace (where this worker is pid 1 or 2), every process but init and this worker."""
+    pid namespace (where this worker is pid 1 or 2), every process but init and this worker.
+
+    There, one ``kill(-1, SIGKILL)`` reaches them all at once: the kernel hands a process that
+    is forking the signal for its child too, whereas killing them one by one from a list of
+    ``/proc`` misses a child forked after the list was read (a process that forks and exits
+    in a loop, or leaves its process group, outlives such a list, and would read the next
+    submission's cells, hidden tests included, from this worker's input). It is repeated until
+    nothing but zombies is left, a bounded number of times."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(child, signal.SIGKILL)
     if not _in_sandbox():
         return
+    for _ in range(100):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(-1, signal.SIGKILL)  # every process of the namespace but init and this one
+        if not _living_strays():
+            return
+        time.sleep(0.001)
+
+
+def _living_strays() -> list[int]:
+    """The processes of the sandbox's pid namespace other than init and this worker that are
+    not zombies (a zombie runs nothing; its parent, or init, reaps it)."""
     mine = {1, os.getpid()}
+    found = []
     for entry in os.listdir("/proc"):
         if entry.isdigit() and int(entry) not in mine:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(int(entry), signal.SIGKILL)
+            with contextlib.suppress(OSError), open(f"/proc/{entry}/stat", "rb") as stat:
+                if stat.read().rpartition(b")")[2].split()[:1] != [b"Z"]:
+                    found.append(int(entry))
+    return found
 
 
 def _clear_temp(kept: frozenset[str]) -> None:
@@ -142,6 +164,7 @@ def _preload() -> None:
 
     import autograder.checks  # noqa: F401
     import autograder.checks.live  # noqa: F401
+    import autograder.grading.checkpoints  # noqa: F401
     import autograder.grading.runner  # noqa: F401
     import gradgraph  # noqa: F401
     import gradgraph.player  # noqa: F401  (ipywidgets reads frames as it sets up its classes)
@@ -171,6 +194,7 @@ def main() -> None:
     _preload()
     from autograder.grading.audit import install_audit_hook
     from autograder.grading.channel import open_channel
+    from autograder.grading.checkpoints import take_watch
     from autograder.grading.guard import settle_optimizers, take_snapshot, withdraw_unaudited
     from autograder.grading.pinning import classes_tests_hand_over, pin_methods
     from autograder.grading.runner import make_runner
@@ -181,6 +205,7 @@ def main() -> None:
     settle_optimizers()  # torch wraps each optimizer class's step once: before it is pinned
     pin_methods(classes_tests_hand_over())  # no tensor, module or record hides its methods
     put_back = take_snapshot()
+    watch = take_watch()  # what the checks read, looked at again each time one begins
     arm = install_audit_hook()
     leave = os._exit
     send({"op": "ready", "pid": os.getpid()})
@@ -188,7 +213,9 @@ def main() -> None:
     while (message := receive()) is not None and message["op"] == "job":
         scratch = tempfile.mkdtemp(prefix="submission-")
         _place_files(scratch, message.get("files"))
-        run = make_runner(receive, send, put_back, arm, learner=message.get("learner") is not False)
+        run = make_runner(
+            receive, send, put_back, arm, learner=message.get("learner") is not False, watch=watch
+        )
         child = os.fork()
         if child == 0:
             os.setsid()
