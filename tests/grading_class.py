@@ -78,6 +78,16 @@ def _with_answer(notebook, grade_id: str, source: str):
     return changed
 
 
+# The rest of a right intermediate_grads once x is a leaf that requires grad: attacks that keep
+# a right answer and add something of their own end with it.
+_RETAINING_REST = """    h = torch.tanh(x)
+    h.retain_grad()
+    y = h * h
+    y.retain_grad()
+    y.sum().backward()
+    return {"x": x.grad, "h": h.grad, "y": y.grad}
+"""
+
 _INPUT_TRANSFORMER = """
 ip = get_ipython()
 ip.input_transformers_cleanup.append(lambda lines: [])
@@ -695,13 +705,7 @@ def _as_advice(self, message, category, *args, **kwargs):
 warnings.WarningMessage.__init__ = _as_advice
 def intermediate_grads(x):
     x = torch.tensor(x, requires_grad=True)  # warns: copy-construct from a tensor
-    h = torch.tanh(x)
-    h.retain_grad()
-    y = h * h
-    y.retain_grad()
-    y.sum().backward()
-    return {"x": x.grad, "h": h.grad, "y": y.grad}
-"""
+""" + _RETAINING_REST
 # An object's own attribute hides its class's method of the same name: a function handed the
 # test's Parameters gives each its own `detach` (which answers the values the test wants) or
 # `data_ptr` (the address it had), and one that reaches the test's record of the gradients
@@ -843,13 +847,7 @@ def intermediate_grads(x):
         scope["_advice_to_right_code"] = forged
     warnings.warn("intermediate_grads warns, as a wrong answer here would")
     x = x.detach().requires_grad_()
-    h = torch.tanh(x)
-    h.retain_grad()
-    y = h * h
-    y.retain_grad()
-    y.sum().backward()
-    return {"x": x.grad, "h": h.grad, "y": y.grad}
-"""
+""" + _RETAINING_REST
 # A parameter's memory swapped (views of it keep the old values), hidden from the test's
 # `p.data_ptr() == before` by a patch of torch.Tensor.data_ptr that answers each tensor's first
 # address; the patch is taken away where the test's table of sinks was closed (a name the
