@@ -199,7 +199,8 @@ def test_the_real_handout_has_the_notebooks_and_no_answer_key(tmp_path):
     for needed in (checks, live, "gradgraph/__init__.py", "autograder/i18n/__init__.py", *catalogs):
         assert f"autograd-course/{needed}" in names
     assert not [n for n in names if re.search(r"solutions|\.po$", n) and "/locale/" not in n]
-    assert not [n for n in names if re.search(r"__pycache__|\.pyc$|egg-info|\.ipynb_checkpoints|/\.", n)]
+    leftovers = r"__pycache__|\.pyc$|egg-info|\.ipynb_checkpoints|/\."
+    assert not [n for n in names if re.search(leftovers, n)]
     answer_key = _answer_key_lines()
     assert len(answer_key) > 100
     with zipfile.ZipFile(out) as archive:
