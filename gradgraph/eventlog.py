@@ -106,7 +106,7 @@ class EventLog:
         self._entries: list[_Entry] = []
         self._sink: list[_Entry] | deque = self._entries  # where emits go (closed: nowhere)
         self._events: list[Event] = []  # the entries converted so far, in order
-        self._memory = SavedMemory()  # replayed while converting
+        self._memory: SavedMemory | None = None  # replayed while converting (made then)
         self._storages: dict[Any, int] = {}  # storage key -> its number in the details
         # graph task id -> (call number, where the call was made, name of its first event)
         self._origins: dict[int, tuple[int, SourceLine | None, str]] = {}
@@ -152,6 +152,8 @@ class EventLog:
     def snapshot(self) -> tuple[Event, ...]:
         """The events so far."""
         with _CONVERTING:
+            if self._memory is None:
+                self._memory = SavedMemory()
             events = self._events
             for entry in self._entries[len(events) :]:
                 events.append(self._event(len(events), entry))

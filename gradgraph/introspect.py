@@ -27,12 +27,12 @@ __all__ = [
     "node_class",
     "output_facts",
     "output_metadata",
-    "saved_hooks_active",
     "saved_slots",
 ]
 
 _SAVED_PREFIX = "_raw_saved_"
-_top_saved_hooks = getattr(torch._C._autograd, "_top_saved_tensors_default_hooks", None)
+# the pack and unpack hooks of the innermost ``saved_tensors_hooks`` open now, or None
+_top_saved_hooks = torch._C._autograd._top_saved_tensors_default_hooks
 _slot_names: dict[type, tuple[tuple[str, str, str], ...]] = {}
 _SavedTensor = torch._C._autograd.SavedTensor
 OutputMetadata = torch._C._autograd._InputMetadata  # what output_metadata gives
@@ -61,28 +61,18 @@ def output_facts(metadata: Any) -> tuple[Any, Any, Any]:
     return shape, metadata.dtype, metadata.device
 
 
-def saved_hooks_active() -> bool:
-    """Whether the user's ``saved_tensors_hooks`` (checkpoint, save_on_cpu...) are on now.
-
-    Nodes made under them already carry hooks: reading their saved tensors would run
-    the user's unpack (a checkpoint would recompute), so the recorder leaves them alone.
-    PyTorch has no public query for this; the private one is looked up defensively.
-    """
-    return _top_saved_hooks is not None and _top_saved_hooks(False) is not None
-
-
 def _slot_attrs(node: Any) -> tuple[tuple[str, str, str], ...]:
     """``(slot, "_saved_" + slot, "_raw_saved_" + slot)`` for each slot of the node's class
-    (a custom ``autograd.Function``'s node has one: ``saved_tensors``)."""
+    (a custom ``autograd.Function``'s node has one: ``saved_tensors``), found once a class."""
     kind = type(node)
-    names = _slot_names.get(kind)
-    if names is None:
-        if hasattr(kind, "_raw_saved_tensors"):
-            names = (("tensors", "saved_tensors", "_raw_saved_tensors"),)
-        else:
-            slots = [a[len(_SAVED_PREFIX) :] for a in dir(node) if a.startswith(_SAVED_PREFIX)]
-            names = tuple((slot, "_saved_" + slot, _SAVED_PREFIX + slot) for slot in slots)
-        _slot_names[kind] = names
+    if hasattr(kind, "_raw_saved_tensors"):
+        names: tuple[tuple[str, str, str], ...] = (
+            ("tensors", "saved_tensors", "_raw_saved_tensors"),
+        )
+    else:
+        slots = [a[len(_SAVED_PREFIX) :] for a in dir(node) if a.startswith(_SAVED_PREFIX)]
+        names = tuple((slot, "_saved_" + slot, _SAVED_PREFIX + slot) for slot in slots)
+    _slot_names[kind] = names
     return names
 
 
@@ -90,12 +80,15 @@ def saved_slots(node: Any) -> list[tuple[str, Any]] | None:
     """``(slot name, SavedTensor)`` of each tensor the node saved for backward (slots that
     hold None are left out), or None where PyTorch could no longer unpack one of them
     (freed by an earlier backward, or modified in place since saving): reading them runs
-    PyTorch's own checks. None of them while the user's ``saved_tensors_hooks`` are on
-    (see :func:`saved_hooks_active`).
+    PyTorch's own checks. None of them while the user's ``saved_tensors_hooks``
+    (checkpoint, save_on_cpu...) are on: nodes made under them already carry hooks, and
+    reading their saved tensors would run the user's unpack (a checkpoint would recompute).
     """
     slots: list[tuple[str, Any]] = []
-    attrs = _slot_attrs(node)
-    if not attrs or saved_hooks_active():  # asked only of nodes with slots: it costs a call
+    attrs = _slot_names.get(type(node))
+    if attrs is None:
+        attrs = _slot_attrs(node)
+    if not attrs or _top_saved_hooks(False) is not None:  # asked of nodes with slots alone
         return slots
     try:
         for slot, saved, raw_name in attrs:

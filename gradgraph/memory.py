@@ -21,6 +21,7 @@ True
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Hashable
 
 import torch
@@ -38,8 +39,11 @@ def storage_facts(t: torch.Tensor, device: torch.device) -> tuple[Hashable, int]
         return ("tensor", id(t)), t.numel() * t.element_size()
 
 
+@functools.cache
 def allocator_reader(device: torch.device) -> Callable[[], int] | None:
-    """What reads the allocator's figure for ``device`` (CUDA, MPS); None on the CPU."""
+    """What reads the allocator's figure for ``device`` (CUDA, MPS); None on the CPU.
+
+    Asked once per device (every recording asks as it starts, inside the learner's loop)."""
     kind = device.type
     if kind == "cuda":
         return lambda: torch.cuda.memory_allocated(device)

@@ -49,12 +49,12 @@ import functools
 import itertools
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import torch
 
-__all__ = ["OwnHandle", "OwnHook", "observe_node_hooks"]
+__all__ = ["OwnHandle", "OwnHook", "observe_node_hooks", "remove_hooks"]
 
 _RECORDERS = "gradgraph.watcher"  # where the recorder's own node hooks are defined
 _own_keys = itertools.count(-1, -1)  # torch's own handles count up from 0
@@ -80,6 +80,26 @@ class OwnHandle(tuple):
         table = self[0]()
         if table is not None:
             table.pop(self[1], None)
+
+
+def remove_hooks(handles: Iterable[Any]) -> None:
+    """Remove the hooks of ``handles``: :class:`OwnHandle` s, and torch's own handles.
+
+    A recording removes every hook it filed as it closes, inside the learner's loop: an
+    ``OwnHandle`` is taken out here, without a call of its method each.
+
+    >>> table = OrderedDict(a=print)
+    >>> remove_hooks([OwnHandle((weakref.ref(table), "a"))])
+    >>> table
+    OrderedDict()
+    """
+    for handle in handles:
+        if type(handle) is OwnHandle:
+            table = handle[0]()
+            if table is not None:
+                table.pop(handle[1], None)
+        else:
+            handle.remove()
 
 
 def _users(hook: Callable) -> bool:

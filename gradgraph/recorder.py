@@ -48,7 +48,6 @@ import html
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from functools import partial
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -68,6 +67,8 @@ from .watcher import GraphWatcher
 __all__ = ["Recording", "record", "side_by_side"]
 
 _LOGGED = "_gradgraph_logged"
+_push_mode = torch._C._push_on_torch_function_stack
+_pop_mode = torch._C._pop_torch_function_stack
 # Gradients a recording may hold to compute their norms when its events are read (CPU
 # only: on CUDA and MPS they would show in the allocator's figure), see gradgraph.norms
 _LATE_NORM_BYTES = 16 * 2**20
@@ -286,8 +287,7 @@ def _log_error(log: EventLog, watcher: GraphWatcher, op: str, err: RuntimeError)
 class _ForwardMode(TorchFunctionMode):
     """Sees every PyTorch call in the block, in program order, and reports its outputs."""
 
-    def __init__(self, recording: Recording) -> None:
-        super().__init__()
+    def __init__(self, recording: Recording) -> None:  # TorchFunctionMode's does nothing
         self._log = recording._log
         self._watcher = recording._watcher
 
@@ -417,9 +417,9 @@ class _Block:
         if self._modules:
             undo.append(observe_module_hooks(self._modules, recording._on_module_hook))
         undo.append(observe_node_hooks(recording._watcher.observed_node_hook))
-        mode = _ForwardMode(recording)
-        mode.__enter__()
-        undo.append(partial(mode.__exit__, None, None, None))
+        # what the mode's __enter__ and __exit__ do, without their four Python calls
+        _push_mode(_ForwardMode(recording))
+        undo.append(_pop_mode)
 
     def _take_down(self) -> None:
         """Undo what :meth:`_install` installed, in reverse, and let the next block start."""

@@ -11,12 +11,14 @@ hooks, so the holder remembers the version at saving time and :func:`unpack` che
 >>> log = EventLog(torch.device("cpu"))
 >>> x = torch.ones(3, requires_grad=True)
 >>> y = x.exp()
->>> y.grad_fn._raw_saved_result.register_hooks(packer(log, 1, "ExpBackward0", "result"), unpack)
+>>> pack = packer(log, 1, "ExpBackward0", "result", None)
+>>> y.grad_fn._raw_saved_result.register_hooks(pack, unpack)
 >>> y.sum().backward()  # backward frees the buffer: autograd drops the holder
 >>> [(e.kind.value, e.details["slot"]) for e in log.snapshot()]
 [('saved', 'result'), ('freed', 'result')]
 >>> z = x.exp()
->>> z.grad_fn._raw_saved_result.register_hooks(packer(log, 2, "ExpBackward0", "result"), unpack)
+>>> pack = packer(log, 2, "ExpBackward0", "result", None)
+>>> z.grad_fn._raw_saved_result.register_hooks(pack, unpack)
 >>> _ = z.add_(1)  # the saved result is modified in place
 >>> z.sum().backward()
 Traceback (most recent call last):
@@ -68,14 +70,6 @@ class Holder(tuple):
             log.emit(_FREED, node, name, facts)
 
 
-def packer(
-    log: EventLog, node: int, name: str, slot: str, task: int | None = None
-) -> Callable[[torch.Tensor], Holder]:
-    """The pack hook of ``slot`` of node ``node`` (named ``name``): it logs ``saved``, in
-    autograd's graph task ``task`` where the caller knows it (see ``EventLog.emit``)."""
-    return partial(_pack, log, node, name, slot, task)
-
-
 def _pack(
     log: EventLog, node: int, name: str, slot: str, task: int | None, t: torch.Tensor
 ) -> Holder:
@@ -90,6 +84,13 @@ def _pack(
     # PyTorch hands pack a tensor without history (an alias sharing the version
     # counter); one that had history would make a reference cycle through the graph
     return Holder((t.detach() if t.requires_grad else t, t._version, log, node, name, facts))
+
+
+# ``packer(log, node, name, slot, task)``: the pack hook of ``slot`` of node ``node`` (named
+# ``name``); it logs ``saved`` in autograd's graph task ``task`` (None: the one running
+# when it packs, see ``EventLog.emit``). A partial of a partial: made with no Python call, once
+# for every saved tensor inside the learner's forward.
+packer: Callable[..., Callable[[torch.Tensor], Holder]] = partial(partial, _pack)
 
 
 def unpack(holder: Holder) -> torch.Tensor:

@@ -47,7 +47,7 @@ from .eventlog import EventLog
 from .events import EventKind
 from .introspect import output_metadata, saved_slots
 from .names import LeafNames
-from .nodehooks import OwnHook
+from .nodehooks import OwnHook, remove_hooks
 from .norms import LateNorm, norm
 from .saved import packer, unpack
 from .source import SourceLine, caller_frame
@@ -273,8 +273,7 @@ class GraphWatcher:
     def close(self) -> None:
         """Remove every node and tensor hook this watcher installed (idempotent)."""
         handles, self._handles = self._handles, []
-        for handle in handles:
-            handle.remove()
+        remove_hooks(handles)
 
     def forget_running(self) -> None:
         """Clear the running nodes (after an error ended their backward)."""
