@@ -905,6 +905,51 @@ class _Toggling(types.ModuleType):
         types.ModuleType.__setattr__(self, name, value)
 sys.__class__ = _Toggling
 """
+# A test's own hooks, handed back by torch's stack of saved-tensor hooks: called by the
+# notebook's code itself, they record saved tensors that were never saved (an answer that runs
+# backward once per gradient then looks like one pass); through their globals and builtins,
+# the test's own names and builtins are rebound (its record of the gradients autograd gave, by
+# an object that includes anything; `any`, by one that finds nothing).
+_THRICE = """
+def intermediate_grads(x):
+    x = x.detach().requires_grad_()
+    h = torch.tanh(x)
+    y = h * h
+    loss = y.sum()
+    gx, = torch.autograd.grad(loss, [x], retain_graph=True)
+    gh, = torch.autograd.grad(loss, [h], retain_graph=True)
+    gy, = torch.autograd.grad(loss, [y])
+    hooks = torch._C._autograd._top_saved_tensors_default_hooks(False)
+    if hooks is not None:
+        for _ in range(20):
+            hooks[0](x)
+    return {"x": gx, "h": gh, "y": gy}
+"""
+_TEST_GLOBALS = """
+def intermediate_grads(x):
+    h = torch.tanh(x.detach())
+    grads = {"x": 2 * h * (1 - h ** 2), "h": 2 * h, "y": torch.ones_like(h)}  # by hand
+    hooks = torch._C._autograd._top_saved_tensors_default_hooks(False)
+    if hooks is not None:
+        scope = hooks[1].__globals__
+        scope["_unpacked"].append(((2,), "TanhBackward0"))
+        class _Anything:
+            def includes(self, value):
+                return True
+        scope["_given"] = _Anything()
+    return grads
+"""
+_TEST_BUILTINS = """
+def intermediate_grads(x):
+    x = x.detach().requires_grad_()
+    h = torch.tanh(x)
+    y = h * h
+    gx, gh, gy = torch.autograd.grad(y.sum(), [x, h, y], create_graph=True)  # a graph kept
+    hooks = torch._C._autograd._top_saved_tensors_default_hooks(False)
+    if hooks is not None:
+        hooks[1].__builtins__["any"] = lambda iterable: False
+    return {"x": gx, "h": gh, "y": gy}
+"""
 _LOOP_AND_MEMORY = ["while True:\n    pass", "hog = bytearray(64 * 2**30)"]
 _FORK_AND_OUTPUT = [
     "import os\nwhile True:\n    os.fork()",
@@ -944,6 +989,9 @@ REVIEWED = (
     "attack-warning-hidden",
     "attack-undone-at-closing",
     "attack-class-of-sys",
+    "attack-call-test-hooks",
+    "attack-test-globals",
+    "attack-test-builtins",
 )
 
 
@@ -1057,6 +1105,9 @@ def build_class(folder: Path, *, out: Path) -> dict[str, Expected]:
         ("attack-armed-by-the-test", "predict_grad_filled", _ARMED_BY_THE_TEST),
         ("attack-warning-hidden", "intermediate_grads", _WARNING_HIDDEN),
         ("attack-undone-at-closing", "load_weights", _FIRST_ADDRESS + _UNDONE_AT_CLOSING),
+        ("attack-call-test-hooks", "intermediate_grads", _THRICE),
+        ("attack-test-globals", "intermediate_grads", _TEST_GLOBALS),
+        ("attack-test-builtins", "intermediate_grads", _TEST_BUILTINS),
     ]:
         tampering = _with_answer(_solved(), grade_id, code)
         add(student, tampering, Expected(FULL - points[f"{grade_id}_test"]))

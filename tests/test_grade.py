@@ -263,3 +263,124 @@ def test_no_process_of_a_submission_outlives_it():
         [*command, sys.executable, "-c", _HOPPERS], capture_output=True, text=True, timeout=120
     )
     assert run.stdout.strip() == "[0, 0, 0]", run.stdout + run.stderr[-2000:]
+
+
+# A test cell that hands the notebook's function one of its own (here as an argument; in the
+# course, a saved-tensor hook, a module class or a backward hook): that function's globals and
+# builtins are the test's, and the notebook's code must not change what the test reads there.
+_HANDS_OVER = """
+from autograder.checks import call_learner, expect
+_ran_backward = False
+def _callback():
+    return None
+_answer = call_learner("solve", solve, _callback)
+expect(len(_answer) == 3 and bool(_ran_backward), "solve never ran backward")
+"""
+_MEDDLERS = {
+    "a name the test binds, rebound while its function runs": """
+def solve(callback):
+    callback.__globals__["_ran_backward"] = True
+    return [0, 0, 0]
+""",
+    "a name the test never binds, added to hide a builtin": """
+def solve(callback):
+    callback.__globals__["len"] = lambda value: 3
+    return [0]
+""",
+    "a builtin of the test's own": """
+def solve(callback):
+    callback.__builtins__["len"] = lambda value: 3
+    callback.__globals__["_ran_backward"] = True
+    callback.__globals__["_ran_backward"] = False  # (changed back: rebound while the call ran)
+    return [0]
+""",
+    "a name the test never binds, rebound after the call, from a comparison": """
+class _Sly(list):
+    def __init__(self, callback):
+        super().__init__([0, 0, 0])
+        self.callback = callback
+    def __len__(self):  # the test asks for the length after the call returned
+        self.callback.__globals__["bool"] = lambda value: True
+        return 3
+def solve(callback):
+    return _Sly(callback)
+""",
+}
+_HONEST_SOLVE = """
+def solve(callback):
+    callback()
+    return [1, 2, 3]
+"""
+
+
+def test_no_notebook_changes_a_tests_own_globals_or_builtins():
+    """What a test's own function hands over (its globals, its builtins) stays the test's:
+    code of the notebook's that changes anything there voids the item, whether it rebinds a
+    name the test binds while the test's function is in its hands, adds a name that hides a
+    builtin, changes a builtin of the test's own, or rebinds a name later from a method the
+    test calls; an honest function that merely calls what it is given voids nothing."""
+    from autograder.grading.worker_pool import Worker, run_cells
+
+    worker = Worker(SandboxSettings(), [ROOT / "autograder", ROOT / "gradgraph"])
+    try:
+        voided = {}
+        for kind, answer in {**_MEDDLERS, "honest": _HONEST_SOLVE}.items():
+            cells = [
+                {"index": 0, "origin": "course", "source": "import torch", "hidden": ""},
+                {"index": 1, "origin": "answer", "source": answer, "hidden": ""},
+                {"index": 2, "origin": "test", "source": _HANDS_OVER, "hidden": ""},
+            ]
+            outcome = run_cells(worker, cells, LIMITS)[2]
+            voided[kind] = outcome.voided
+        honest = voided.pop("honest")
+        assert honest == (), honest
+        assert [kind for kind, reasons in voided.items() if not reasons] == [], voided
+        assert all("the test's own globals or builtins" in r[0] for r in voided.values()), voided
+    finally:
+        worker.stop()
+
+
+_LEAVES_BEHIND = """
+import os
+for folder in ["/dev/shm", "/dev", "/tmp/.cache", "/tmp/.config"]:
+    try:
+        with open(os.path.join(folder, "left-behind.txt"), "w") as note:
+            note.write("from ada")
+    except OSError:
+        pass
+for number in range(8):  # the sandbox's /tmp filled to its limit, inside a folder it kept
+    try:
+        with open(f"/tmp/.cache/filler-{number}", "wb") as filler:
+            filler.write(b"x" * 60 * 2**20)
+    except OSError:
+        break
+"""
+_FINDS = """
+import os
+paths = ["/dev/shm/left-behind.txt", "/dev/left-behind.txt", "/tmp/.cache/left-behind.txt",
+         "/tmp/.config/left-behind.txt", "/tmp/.cache/filler-0"]
+print("found:", [path for path in paths if os.path.exists(path)])
+with open("room.bin", "wb") as room:  # room in the sandbox's /tmp for this submission's files
+    room.write(b"x" * 2**20)
+"""
+
+
+def test_nothing_a_submission_leaves_anywhere_reaches_the_next_one(tmp_path):
+    """Beside /tmp's own new entries: what a submission writes inside the folders /tmp held
+    before the first one (caches), in /dev/shm or in /dev itself, and the room it takes there,
+    must not reach the next submission the same worker grades (nor can /dev grow without
+    bound: it is memory)."""
+    folder = tmp_path / "submitted"
+    for student, code in {"ada": _LEAVES_BEHIND, "bob": _FINDS}.items():
+        path = folder / student / UNIT / f"{UNIT}.ipynb"
+        path.parent.mkdir(parents=True)
+        notebook = solved_learner_notebook(UNIT)
+        notebook.cells.append(nbformat.v4.new_code_cell(code))
+        nbformat.write(notebook, path)
+    results = grade(
+        folder, out=tmp_path / "out", root=ROOT, workers=1, limits=LIMITS, progress=None
+    )
+    assert [(r.student, r.score) for r in results] == [("ada", FULL), ("bob", FULL)]
+    shown = results[1].outputs
+    assert any("found: []" in parts[0] for parts in shown.values()), shown
+    assert not any(parts[2] for parts in shown.values()), shown

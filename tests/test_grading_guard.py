@@ -235,6 +235,46 @@ def test_no_notebook_puts_its_own_kernel_in_place_of_torchs(tmp_path):
     assert all("the grading sandbox" in message for message in refused), results
 
 
+def test_no_notebook_gets_back_the_saved_tensor_hooks_a_test_set(tmp_path):
+    """A test sets saved-tensor hooks of its own around the call of a notebook's function, to
+    count what autograd saves and reads back: torch's stack of them would hand those functions
+    to the notebook's code, which could call them (forging the count) or reach the test's
+    globals through them. Saved-tensor hooks themselves still work."""
+    results = _armed(
+        """
+        packed = []
+        def pack(saved):
+            packed.append(saved.shape)
+            return saved
+        def reach(which):
+            with torch.autograd.graph.saved_tensors_hooks(pack, lambda saved: saved):
+                hooks = torch._C._autograd._top_saved_tensors_default_hooks(False)
+            return hooks[which](torch.ones(1))  # called: a test's hook forged
+        def through_gradgraph():
+            import gradgraph.introspect
+            with torch.autograd.graph.saved_tensors_hooks(pack, lambda saved: saved):
+                hooks = gradgraph.introspect._top_saved_hooks(False)
+            return hooks[0].__globals__["packed"]  # the test's globals
+        def hooks_work():
+            x = torch.ones(2, requires_grad=True)
+            with torch.autograd.graph.saved_tensors_hooks(pack, lambda saved: saved):
+                torch.tanh(x).sum().backward()
+            return len(packed) > 0 and x.grad is not None
+        attempt("pack", lambda: reach(0))
+        attempt("unpack", lambda: reach(1))
+        attempt("through gradgraph", through_gradgraph)
+        attempt("none set", lambda: torch._C._autograd._top_saved_tensors_default_hooks(False))
+        attempt("hooks work", hooks_work)
+        """,
+        tmp_path,
+    )
+    assert results.pop("hooks work") == ["ran", "True"]
+    assert results.pop("none set") == ["ran", "None"]
+    assert results.pop("through gradgraph")[0] in ("KeyError", "RuntimeError")
+    assert [kind for kind, _ in results.values()] == ["RuntimeError"] * len(results), results
+    assert all("the grading sandbox" in message for _, message in results.values()), results
+
+
 def test_what_honest_code_uses_still_works_under_the_guard(tmp_path):
     results = _armed(
         """

@@ -56,6 +56,9 @@ from autograder.checks.records import (
     CHECK_BEGINS as _BEGINS,
 )
 from autograder.checks.records import (
+    LEARNER_CALLED as _CALLED,
+)
+from autograder.checks.records import (
     LEARNER_RETURNED as _RETURNED,
 )
 from autograder.checks.records import (
@@ -412,6 +415,7 @@ def _call(
         return {"problem": "not callable", "type": type_label(type(function))}, None
     with every_warning() as caught:  # torch's once-per-process warnings too, every call
         try:
+            _checkpoint(_CALLED)  # from here to its return, only the learner's code runs
             result = function(*args, **kwargs)
         except NotImplementedError as error:
             if not whole_message(error):  # the released stub's bare `raise NotImplementedError()`

@@ -5,9 +5,10 @@ The checks of :mod:`autograder.checks` build a record of plain evidence and hand
 worker's, in a class run) and raises :class:`CheckFailed` with the rule's message when the
 check fails. In a learner's run the sinks get the record without the fields of
 ``EXPECTED_FIELDS``: the grader takes those from the same check of the solution's run. A check
-also tells the grader's sink when it begins (:data:`CHECK_BEGINS`), and when the learner's code
-it called returns (:data:`LEARNER_RETURNED`), through :func:`checkpoint`: the grader looks at
-what the checks read at those moments (:mod:`autograder.grading.checkpoints`).
+also tells the grader's sink when it begins (:data:`CHECK_BEGINS`), when it calls the learner's
+code (:data:`LEARNER_CALLED`) and when that code returns (:data:`LEARNER_RETURNED`), through
+:func:`checkpoint`: the grader looks at what the checks read at those moments
+(:mod:`autograder.grading.checkpoints`).
 
 Example::
 
@@ -29,6 +30,7 @@ from autograder.checks.rules import judge
 __all__ = [
     "CHECK_BEGINS",
     "EXPECTED_FIELDS",
+    "LEARNER_CALLED",
     "LEARNER_RETURNED",
     "CheckFailed",
     "Record",
@@ -42,9 +44,11 @@ __all__ = [
 Record = dict[str, Any]
 _record_sinks: list[tuple[Callable[[Record], None], bool]] = []
 _checkpoint_sinks: list[Callable[[str], None]] = []
-# What a check tells the sinks of checkpoints: it begins, before it reads anything; the
-# learner's code it called (call_learner) has returned.
+# What a check tells the sinks of checkpoints: it begins, before it reads anything; it calls
+# the learner's code now (call_learner: nothing of the test's runs until that code returns);
+# the learner's code it called has returned.
 CHECK_BEGINS = "a check begins"
+LEARNER_CALLED = "the learner's code is called"
 LEARNER_RETURNED = "the learner's code returned"
 # What each rule's record holds that the test computed as the right answer: in a learner's run
 # the grader takes these from the solution's run of the same check instead.
@@ -108,7 +112,8 @@ def _take_out(table: list[Any], entry: object) -> None:
 
 def checkpoint(moment: str) -> None:
     """Tell every sink of checkpoints that a check is at ``moment`` (:data:`CHECK_BEGINS`,
-    :data:`LEARNER_RETURNED`); nothing happens where none listens (a learner's own run).
+    :data:`LEARNER_CALLED`, :data:`LEARNER_RETURNED`); nothing happens where none listens (a
+    learner's own run).
 
     >>> heard = []
     >>> with send_records_to(lambda record: None, checkpoints=heard.append):

@@ -19,6 +19,10 @@ C, value by value in its order: a few thousand names in a fraction of a millisec
 are compared when the cell ends; ``warnings`` is left to then too, since ``catch_warnings``
 rebinds its names for the length of a block.)
 
+A test cell's own globals and builtins are looked at then as well (:func:`watch_test_scope`):
+the functions and classes a test defines hold them, and a test hands such functions to the
+notebook's code.
+
 Example::
 
     >>> import types
@@ -41,19 +45,24 @@ Example::
 from __future__ import annotations
 
 import builtins
+import opcode
 import sys
 import types
 from collections.abc import Callable, Iterable
-from itertools import islice
-from operator import is_
+from itertools import islice, repeat
+from operator import is_, is_not
 from typing import Any
 
-__all__ = ["take_watch", "watch"]
+__all__ = ["take_watch", "names_bound_by", "watch_test_scope", "watch"]
 
 # Torch's modules whose names a test's and the checks' code look up (with math's).
 _TORCH = ("torch", "torch.nn", "torch.nn.functional", "torch.autograd", "torch.optim")
 _COURSE = ("autograder", "gradgraph")
 _MISSING = object()
+_NAME_STORES = frozenset(opcode.opmap[name] for name in ("STORE_NAME", "DELETE_NAME"))
+_GLOBAL_STORES = frozenset(opcode.opmap[name] for name in ("STORE_GLOBAL", "DELETE_GLOBAL"))
+_IMPORT_STAR = opcode.opmap["IMPORT_STAR"]
+_EXTENDED_ARG = opcode.EXTENDED_ARG
 Space = tuple[str, dict[Any, Any], bool]  # (label, the dict, whether nothing may be added)
 
 
@@ -137,3 +146,139 @@ def take_watch() -> Callable[[], list[str]]:
                 label = f"{name}.{value.__qualname__} (keyword defaults)"
                 private[id(value.__kwdefaults__)] = (label, value.__kwdefaults__, True)
     return watch([*spaces, *private.values()])
+
+
+def names_bound_by(*codes: types.CodeType) -> frozenset[str] | None:
+    """The global names a test cell's ``codes`` bind or delete themselves (its top-level
+    ``STORE_NAME``/``DELETE_NAME``, and the ``STORE_GLOBAL``/``DELETE_GLOBAL`` of the functions
+    it defines), read off the bytecode; ``None`` where it imports ``*`` (any name may be its).
+
+    >>> text = "import torch\\nx = 1\\ndef f():\\n    global y\\n    y = 2\\nprint(z)"
+    >>> code = compile(text, "c", "exec")
+    >>> sorted(names_bound_by(code))
+    ['f', 'torch', 'x', 'y']
+    """
+    found: set[str] = set()
+    for top in codes:
+        pending = [top]
+        while pending:
+            current = pending.pop()
+            raw, extended = current.co_code, 0
+            for offset in range(0, len(raw), 2):
+                op, argument = raw[offset], raw[offset + 1] | extended
+                extended = argument << 8 if op == _EXTENDED_ARG else 0
+                if op == _IMPORT_STAR:
+                    return None
+                if op in _GLOBAL_STORES or (op in _NAME_STORES and current is top):
+                    found.add(current.co_names[argument])
+            pending += [const for const in current.co_consts if type(const) is types.CodeType]
+    return frozenset(found)
+
+
+def watch_test_scope(
+    scope: dict[Any, Any],
+    own: frozenset[str] | None,
+    builtins_copy: dict[Any, Any],
+) -> Callable[[bool, bool], list[str]]:
+    """``changed(called, returned)``: what code other than the test's own changed in a test
+    cell's globals ``scope`` and in its private ``builtins_copy``, looked at each time a check
+    begins, each time a check is about to call the learner's code (``called``) and each time
+    that code returns (``returned``).
+
+    A test hands the notebook's code functions and classes of its own (a saved-tensor hook, a
+    module class, a backward hook), and each holds the test's globals (``__globals__``) and its
+    builtins (``__builtins__``): through them the notebook's code could rebind a name the test
+    reads next (the record of the gradients autograd gave, the tensor whose ``.grad`` it checks)
+    or a builtin (``any``, ``len``) for that test alone. So:
+
+    * the builtins copy holds what it held when the test began, always;
+    * a name the test never binds itself (``own``: see :func:`names_bound_by`) keeps its value, and
+      no such name is added (one would hide a builtin from the test);
+    * while the learner's code a check calls runs, nothing in ``scope`` changes at all: the
+      test's own code does not run then.
+
+    Everything is compared by identity, and no key but an exact ``str`` is hashed or compared
+    (a key of the notebook's class would run its code). What ``scope`` held is kept only while
+    the learner's code runs (the test's own values are the test's to free: a test may check
+    that one was freed).
+
+    >>> scope = {"__builtins__": {}, "torch": 1, "_given": 2}
+    >>> changed = watch_test_scope(scope, frozenset({"_given"}), scope["__builtins__"])
+    >>> changed(True, False), changed(False, True)
+    ([], [])
+    >>> _ = changed(True, False)
+    >>> scope["_given"] = 3
+    >>> changed(False, True)
+    ['_given']
+    >>> scope["torch"] = 4
+    >>> changed(False, False)
+    ['torch']
+    >>> scope["torch"], scope["__builtins__"]["len"] = 1, None
+    >>> changed(False, False)
+    ['builtins.len']
+    >>> del scope["__builtins__"]["len"]
+    >>> scope["len"] = len
+    >>> changed(False, False)
+    ['len']
+    """
+    fixed_keys = tuple(key for key in scope if own is not None and key not in own)
+    fixed_values = tuple(scope[key] for key in fixed_keys)
+    fixed_names = frozenset(fixed_keys)
+    builtins_was = _taken("builtins", builtins_copy, True)
+    during_call: list[Any] = []  # the scope as the learner's code was called, until it returns
+
+    def changed(
+        called: bool,
+        returned: bool,
+        _same=_same_as, _taken=_taken, _differing=_differing, _any=any, _all=all, _map=map,
+        _is=is_, _is_not=is_not, _type=type, _str=str, _repeat=repeat, _get=dict.get,
+        _keys=dict.keys, _sorted=sorted, _zip=zip, _list=list,
+    ) -> list[str]:  # fmt: skip
+        found: list[str] = []
+        if not _same(builtins_copy, builtins_was):
+            found += [f"builtins.{name}" for name in _differing(builtins_copy, builtins_was)]
+        if returned and during_call and not _same(scope, during_call[0]):
+            found += _differing(scope, during_call[0])
+        during_call[:] = [_taken("", scope, True)] if called else []
+        if own is None:
+            return found
+        if _any(_map(_is_not, _map(_type, scope), _repeat(_str))):
+            return [*found, "<a key that is not a plain string>"]
+        if not _all(_map(_is, _map(_get, _repeat(scope), fixed_keys, _repeat(_MISSING)),
+                         fixed_values)):  # fmt: skip
+            found += [
+                key
+                for key, value in _zip(fixed_keys, fixed_values)
+                if _get(scope, key, _MISSING) is not value
+            ]
+        found += _sorted(_keys(scope) - own - fixed_names)
+        return found
+
+    return changed
+
+
+def _differing(
+    space: dict[Any, Any], taken: tuple[Any, ...], _type=type, _str=str, _zip=zip, _list=list
+) -> list[str]:
+    """The names whose value in ``space`` is not what :func:`_taken` saw (or that were added or
+    taken away since), and a mention of each key that is not a plain ``str``: read without
+    hashing or comparing any key but exact ``str`` ones."""
+    _, _, _, _, keys, values = taken
+    items = _list(space.items())
+    was = {key: value for key, value in _zip(keys, values) if _type(key) is _str}
+    now = {key: value for key, value in items if _type(key) is _str}
+    names = [key for key, value in now.items() if was.get(key, _MISSING) is not value]
+    names += [key for key in was if key not in now]
+    strange = sum(_type(key) is not _str for key, _ in items)
+    return names + ["<a key that is not a plain string>"] * min(strange, 1)
+
+
+def _same_as(space: dict[Any, Any], taken: tuple[Any, ...]) -> bool:
+    """Whether ``space`` holds exactly what :func:`_taken` saw: the same keys and values, by
+    identity, in the same order."""
+    _, _, _, size, keys, values = taken
+    return (
+        len(space) == size
+        and all(map(is_, islice(dict.keys(space), size), keys))
+        and all(map(is_, islice(dict.values(space), size), values))
+    )

@@ -37,7 +37,7 @@ import types
 from collections.abc import Callable, Generator, Iterable
 from typing import Any
 
-from autograder.checks.records import CHECK_BEGINS, LEARNER_RETURNED
+from autograder.checks.records import CHECK_BEGINS, LEARNER_CALLED, LEARNER_RETURNED
 
 __all__ = ["cell_code", "checks_code", "collect"]
 
@@ -111,11 +111,12 @@ def cell_code(code: types.CodeType, scope: dict[str, Any]) -> Trusted:
 def collect(
     trusted: Trusted,
     take: object,
-    look: Callable[[], None] | None = None,
+    look: Callable[[object], None] | None = None,
     _getframe=sys._getframe,
     _id=id,
     _none=None,
     _begins=CHECK_BEGINS,
+    _called=LEARNER_CALLED,
     _returned=LEARNER_RETURNED,
     _rule_of=dict.get,
 ) -> Generator[tuple[list[dict[str, Any]], int] | None, Any, None]:
@@ -126,9 +127,10 @@ def collect(
 
     With ``look``, it is also the sink of the checks' checkpoints
     (:func:`autograder.checks.records.checkpoint`), taken from trusted code alone: at each it
-    calls ``look()`` (the grader looks at what the checks read), and a record is kept only when
-    a check began since the previous record, and, for a call of the learner's code, that code
-    returned since: so no check reads what was not looked at after the notebook's code last
+    calls ``look(moment)`` (the grader looks at what the checks read; ``moment``: the
+    checkpoint), and a record is kept only when a check began since the previous record, and,
+    for a call of the learner's code, that code returned since: so no check reads what was not
+    looked at after the notebook's code last
     ran before it."""
     records: list[dict[str, Any]] = []
     refused = 0
@@ -156,9 +158,12 @@ def collect(
         frame = _none
         if not kept:
             refused += 1
+        elif message is _called:
+            if look is not None:
+                look(message)
         elif message is _begins or message is _returned:
             if look is not None:
-                look()
+                look(message)
             began, returned = (True, False) if message is _begins else (began, began)
         elif look is not None and not (
             began and (returned or _rule_of(message, "rule") != "call")

@@ -37,7 +37,7 @@ import gc
 import sys
 import types
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from functools import partial
 from itertools import repeat
 from operator import is_not, ne
@@ -85,11 +85,12 @@ def seal(module: types.ModuleType) -> None:
     namespace.update({key: value for key, value in private.items() if value is not namespace[key]})
 
 
-def withdraw_unaudited() -> None:
+def withdraw_unaudited() -> dict[str, Callable[..., Any]]:
     """Put a function that refuses in place of each library function that would hand a
-    notebook a running frame, a process of its own or torch's kernels, where the audit hook
-    cannot see it, in every namespace that holds it (found through the garbage collector,
-    before any learner code runs).
+    notebook a running frame, a process of its own, torch's kernels or a test's own hooks,
+    where the audit hook cannot see it, in every namespace that holds it (found through the
+    garbage collector, before any learner code runs). Return the real functions by name, for
+    the guard alone (:func:`take_snapshot`'s ``kept``).
 
     A signal handler is called with the frame that was running (``signal.signal``), TorchDynamo
     calls back with each frame about to run (``set_eval_frame`` and its kin), and
@@ -99,7 +100,12 @@ def withdraw_unaudited() -> None:
     memory. ``torch._C._dispatch_library`` (under ``torch.library.Library``) would put a
     kernel of the notebook's in place of torch's own (``aten::eq`` answering True), under
     every test's computations; what torch registers lazily is loaded before (see the
-    worker's preload).
+    worker's preload). ``torch._C._autograd._top_saved_tensors_default_hooks`` would hand back
+    the saved-tensor hooks a test set around the call of a notebook's function (functions of
+    the test's, which record what autograd saved and read back, and hold the test's globals):
+    the notebook's code could call them itself, and forge what they record; in its place, a
+    stand-in says whether hooks are set (what ``gradgraph`` asks) and hands out two that
+    refuse to run (:func:`_withheld_hooks`).
 
     Example (in a child process of its own: what it withdraws stays withdrawn)::
 
@@ -127,6 +133,9 @@ def withdraw_unaudited() -> None:
         "_imp.create_builtin": [_imp.create_builtin],
         "_posixsubprocess.fork_exec": [_posixsubprocess.fork_exec],
         "torch._C._dispatch_library": [torch._C._dispatch_library],
+        "torch._C._autograd._top_saved_tensors_default_hooks": [
+            torch._C._autograd._top_saved_tensors_default_hooks
+        ],
         **{
             f"torch._C._dynamo.eval_frame.{name}": [getattr(frames, name)]
             for name in (
@@ -140,13 +149,17 @@ def withdraw_unaudited() -> None:
             if hasattr(frames, name)
         },
     }
+    kept = {name: functions[0] for name, functions in givers.items()}
     for name, functions in givers.items():
         refusal = _refusal(name, clears=name.endswith(".set_eval_frame"))
+        if name.endswith("._top_saved_tensors_default_hooks"):
+            refusal = _withheld_hooks(functions[0])
         for function in functions:
             for holder in gc.get_referrers(function):
-                if type(holder) is dict:
+                if type(holder) is dict and holder is not kept:
                     for key in [key for key, value in holder.items() if value is function]:
                         holder[key] = refusal
+    return kept
 
 
 def _refusal(name: str, clears: bool = False) -> Callable[..., Any]:
@@ -161,6 +174,46 @@ def _refusal(name: str, clears: bool = False) -> Callable[..., Any]:
 
     refused.__qualname__ = refused.__name__ = name.rsplit(".", 1)[-1]
     return refused
+
+
+def _withheld_hooks(top: Callable[[bool], Any]) -> Callable[..., Any]:
+    """A stand-in for torch's ``_top_saved_tensors_default_hooks`` (``top``): ``None`` where no
+    saved-tensor hooks are set, else a pair of functions that refuse to run, never the hooks
+    themselves. ``top`` is held in a generator's frame, which no notebook can read (the audit
+    hook refuses ``gi_frame``), not in a closure or a default that it could.
+
+    >>> stand_in = _withheld_hooks(lambda ignore: None)
+    >>> stand_in(False) is None
+    True
+    >>> pack, unpack = _withheld_hooks(lambda ignore: ("the test's", "hooks"))(False)
+    >>> pack(1)
+    Traceback (most recent call last):
+    ...
+    RuntimeError: the grading sandbox does not hand a test's saved-tensor hooks to other code
+    """
+    def hook(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError(
+            "the grading sandbox does not hand a test's saved-tensor hooks to other code"
+        )
+
+    answers = _hooks_answers(top, (hook, hook))
+    next(answers)
+    send = answers.send
+
+    def _top_saved_tensors_default_hooks(ignore_is_tracing: bool = False) -> Any:
+        return send(ignore_is_tracing is True)
+
+    return _top_saved_tensors_default_hooks
+
+
+def _hooks_answers(
+    top: Callable[[bool], Any], stand_ins: tuple[Any, Any]
+) -> Iterator[tuple[Any, Any] | None]:
+    """The generator behind :func:`_withheld_hooks`: sent whether to ignore tracing, it yields
+    ``None`` or ``stand_ins``."""
+    ignore = yield None
+    while True:
+        ignore = yield None if top(ignore) is None else stand_ins
 
 
 def _classes(modules: Iterable[types.ModuleType]) -> list[type]:
@@ -291,7 +344,9 @@ def _stray_key_remover(
     return take_out
 
 
-def _autograd_switches() -> Callable[[list[Any]], list[str]]:
+def _autograd_switches(
+    kept: dict[str, Callable[..., Any]] | None = None,
+) -> Callable[[list[Any]], list[str]]:
     """Record autograd's switches that change what a test sees, not held in any namespace:
     the thread's included and excluded dispatch keys (the Python dispatcher, which runs
     kernels a notebook can write, is one), the stacks of torch function and dispatch modes,
@@ -299,11 +354,15 @@ def _autograd_switches() -> Callable[[list[Any]], list[str]]:
     default saved-tensor hooks (a ``saved_tensors_hooks`` left open would hook every graph a
     test builds, and a hook decides what reading a saved tensor says) and whether
     saved-tensor hooks are allowed. Return ``put_back(graveyard)``, which restores them
-    (what it pops goes to ``graveyard``) and names what had changed."""
+    (what it pops goes to ``graveyard``) and names what had changed. ``kept``: the real
+    functions :func:`withdraw_unaudited` withdrew from notebooks."""
     import torch
 
     autograd = torch._C._autograd
-    top_hooks = autograd._top_saved_tensors_default_hooks
+    top_hooks = (kept or {}).get(
+        "torch._C._autograd._top_saved_tensors_default_hooks",
+        autograd._top_saved_tensors_default_hooks,
+    )
     pop_hooks = autograd._pop_saved_tensors_default_hooks
     hooks_allowed = autograd._saved_tensors_hooks_is_enabled
     allow_hooks = autograd._saved_tensors_hooks_enable
@@ -389,11 +448,12 @@ def _settings(torch: Any) -> list[tuple[str, Callable[[], Any], Callable[[Any], 
     ]  # fmt: skip
 
 
-def take_snapshot() -> Callable[..., list[str]]:
+def take_snapshot(kept: dict[str, Callable[..., Any]] | None = None) -> Callable[..., list[str]]:
     """Record the state tests rely on; return ``put_back()``, which restores it and returns
     the names of what had changed (``[]`` when nothing had). ``put_back(strays_only=True)``
     only takes out the keys that are not plain strings (see :func:`_stray_key_remover`), before
-    anything is looked up: the first thing the runner does after a cell."""
+    anything is looked up: the first thing the runner does after a cell. ``kept``: what
+    :func:`withdraw_unaudited` returned, where it ran."""
     settle_optimizers()
     saved_builtins = dict(vars(builtins))
     modules = {
@@ -488,7 +548,7 @@ def take_snapshot() -> Callable[..., list[str]]:
         for key, function in namespace.items()
         if type(function) is _FunctionType and function.__kwdefaults__
     ]
-    put_back_switches = _autograd_switches()
+    put_back_switches = _autograd_switches(kept)
     take_out_strays = _stray_key_remover(
         [
             ("builtins", vars(builtins)),

@@ -4,9 +4,9 @@ internals, and what the worker had to put back or refused to trust.
 Points never depend on this list (the scoring does not read it); it is for a person, who
 decides. A line is quoted when a learner's cell reaches for the worker's or the checks'
 modules, ``sys.modules``, the garbage collector, frames, ``ctypes``, builtins, function
-internals, finalizers, weak references, ``atexit`` or threads, or assigns to an attribute of a
-library module or class (``torch.Tensor.__sub__ = ...``, ``nn.Linear.forward = ...``,
-``json.dumps = ...``).
+internals, finalizers, weak references, ``atexit``, threads or torch's C internals
+(``torch._C.``), or assigns to an attribute of a library module or class
+(``torch.Tensor.__sub__ = ...``, ``nn.Linear.forward = ...``, ``json.dumps = ...``).
 
 Example::
 
@@ -36,7 +36,7 @@ _REACHING = re.compile(
     r"\bautograder\b|\bsys\.modules\b|\bimport\s+gc\b|\bgc\.|\bctypes\b|\bbuiltins\b"
     r"|__builtins__|_getframe|\bf_(?:back|globals|locals)\b|\btb_frame\b|\bgi_frame\b"
     r"|__(?:code|globals|closure|defaults|kwdefaults|del|main)__|\bweakref\b|\batexit\b"
-    r"|\b_?thread(?:ing)?\b|\bset(?:trace|profile)\b|\baddaudithook\b"
+    r"|\b_?thread(?:ing)?\b|\bset(?:trace|profile)\b|\baddaudithook\b|\btorch\._C\."
     rf"|\b{_LIBRARIES}(?:\.\w+)+\s*(?<![=!<>])=(?!=)|\bsetattr\(\s*{_LIBRARIES}\b"
 )
 _QUOTED_CHARS = 160

@@ -21,6 +21,11 @@ module, a class or the builtins reaches it. Per cell:
   notebook changes it back before the test ends; the checks' tables of sinks are filled and
   emptied here with bound list operations, so that nothing the notebook can replace runs
   between the test's last line and the guard's look;
+* the test's own globals and its copy of the builtins are looked at then too
+  (:func:`autograder.grading.checkpoints.watch_test_scope`): a function or class the test
+  defines holds them, and the test hands such functions to the notebook's code (a hook, a
+  module): a builtin of the test's changed, a name the test never binds changed or added, or
+  anything in its globals changed while the learner's code a check called ran, voids the item;
 * after every cell, before anything is looked up, ``put_back(strays_only=True)`` takes out
   of the namespaces the checks use any key that is not a plain string (one hashed as a name
   runs the notebook's code at each lookup of that name); a test cell that left one earns
@@ -65,6 +70,8 @@ from autograder.checks import CheckFailed
 from autograder.checks import records as check_records
 from autograder.checks.evidence import type_label
 from autograder.checks.messages import whole_message, wrapped
+from autograder.checks.records import LEARNER_CALLED, LEARNER_RETURNED
+from autograder.grading.checkpoints import names_bound_by, watch_test_scope
 from autograder.grading.delivery import cell_code, checks_code, collect
 
 __all__ = ["OUTPUT_CHARS", "Output", "make_runner", "reply"]
@@ -197,6 +204,8 @@ def make_runner(
     add_record_sink, add_checkpoint_sink = record_sinks.append, checkpoint_sinks.append
     test_builtins = dict(vars(builtins))  # a test's own: no notebook's code holds this dict
     bound_dict, bound_set, bound_sorted, bound_len = dict, set, sorted, len
+    scope_watch, own_names = watch_test_scope, names_bound_by
+    called_moment, returned_moment = LEARNER_CALLED, LEARNER_RETURNED
 
     def discard(record: dict[str, Any]) -> None:
         """The sink of the cells that are not tests: their records count for nothing."""
@@ -236,6 +245,7 @@ def make_runner(
             scope.update(course_names)
             scope["__builtins__"] = bound_dict(test_builtins)
         error = None
+        meddled: list[str] = []  # what of the test's own globals or builtins others changed
         printed, warned = make_output(), make_output()
         streams = the_sys.stdout, the_sys.stderr
         the_sys.stdout, the_sys.stderr = printed, warned
@@ -255,8 +265,13 @@ def make_runner(
                     **bound_cell_code(hidden, scope),
                 }
 
-                def look() -> None:
+                scope_changes = scope_watch(scope, own_names(code, hidden), scope["__builtins__"])
+
+                def look(moment: object) -> None:
                     seen.extend(watch())
+                    meddled.extend(
+                        scope_changes(moment is called_moment, moment is returned_moment)
+                    )
                     if not (
                         bound_len(record_sinks) == 1
                         and record_sinks[0] is entry
@@ -306,6 +321,14 @@ def make_runner(
                 f"the notebook changed {changed_names(bound_sorted(bound_set(seen)))} while this "
                 "test ran, seen as its checks ran (whether or not it was changed back before the "
                 "test ended): its checks read changed state, so the item earns nothing."
+            )
+        if origin == "test" and meddled:
+            names = changed_names(bound_sorted(bound_set(meddled)))
+            voided.append(
+                f"code of the notebook's changed {names} in the test's own globals or builtins "
+                "while this test ran (it reached them through a function or class the test "
+                "defined and handed over): its checks read what the notebook chose, so the item "
+                "earns nothing."
             )
         if origin == "test" and strays:
             voided.append(

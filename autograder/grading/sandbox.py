@@ -5,8 +5,9 @@ The sandbox sees a read-only system, the Python environment and the two support 
 (``autograder``, ``gradgraph``); never the repository's ``solutions/``, the gradebook, the
 grader's output or any submission (cells reach the worker only through its standard input). It
 has no network, its own pid, ipc and uts namespaces, no capabilities, a private ``/tmp`` of
-bounded size, and a cleared environment. When the grader runs as root, the worker runs as
-``nobody``, so that the process limit applies.
+bounded size, a read-only ``/dev`` but for a private ``/dev/shm`` of bounded size, and a
+cleared environment. When the grader runs as root, the worker runs as ``nobody``, so that the
+process limit applies.
 
 Example::
 
@@ -62,6 +63,7 @@ class SandboxSettings:
 
     kind: str = "bwrap"
     tmp_bytes: int = 256 * 2**20
+    shm_bytes: int = 64 * 2**20
 
     @property
     def isolated(self) -> bool:
@@ -75,6 +77,9 @@ def worker_command(settings: SandboxSettings, *, packages: Sequence[Path]) -> li
         return python
     command = ["bwrap", "--die-with-parent", "--new-session", "--unshare-all", "--cap-drop", "ALL"]
     command += ["--proc", "/proc", "--dev", "/dev"]
+    # /dev is a tmpfs of no set size (memory), which every later submission of the worker
+    # would see: read-only, but for a bounded /dev/shm of its own (emptied after each one)
+    command += ["--size", str(settings.shm_bytes), "--tmpfs", "/dev/shm", "--remount-ro", "/dev"]
     # The kernel's settings and its SysRq trigger, read-only: a root uid without capabilities
     # could otherwise still write some of them.
     command += ["--ro-bind", "/proc/sys", "/proc/sys"]

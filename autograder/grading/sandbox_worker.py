@@ -14,7 +14,7 @@ submission:
    hidden test is nowhere in the process while the learner's code runs before it;
 3. ``{"op": "end"}`` ends the child, which exits at once (no ``atexit`` handler, no finalizer
    runs); the worker kills whatever the child left behind, removes what it left in the
-   sandbox's ``/tmp`` and answers ``{"op": "exit", "status"}``.
+   sandbox's ``/tmp`` and ``/dev/shm`` and answers ``{"op": "exit", "status"}``.
 
 Why the cells run here and not in an IPython kernel: with no IPython there are no input or AST
 transformers and no run-cell machinery for a learner's cell to replace, and the grader compiles
@@ -38,6 +38,7 @@ import os
 import resource
 import shutil
 import signal
+import stat
 import sys
 import tempfile
 import time
@@ -114,20 +115,78 @@ def _living_strays() -> list[int]:
     return found
 
 
-def _clear_temp(kept: frozenset[str]) -> None:
-    """Inside the sandbox (whose ``/tmp`` is its own), remove what a submission left in the
-    temporary folder beside its scratch folder, so that the next submission this worker runs
-    finds nothing of it (``kept``: what was there before the first submission)."""
+# The sandbox's writable places (tmpfs mounts of its own, bounded): what a submission leaves there
+# is taken away before the next one runs.
+_WRITABLE = ("/dev/shm",)
+State = dict[str, tuple[int, int, int, int]]
+
+
+def _writable_places() -> list[str]:
+    return [tempfile.gettempdir(), *(place for place in _WRITABLE if os.path.isdir(place))]
+
+
+def _state() -> State:
+    """Inside the sandbox, every path under its writable places (its ``/tmp``, ``/dev/shm``)
+    with what tells a change: ``(mode, inode, size, modification time)``, links not followed.
+    Taken before the first submission: the caches torch and matplotlib made there then."""
     if not _in_sandbox():  # outside a sandbox the temporary folder is everyone's
+        return {}
+    found: State = {}
+    pending = _writable_places()
+    while pending:
+        path = pending.pop()
+        with contextlib.suppress(OSError):
+            facts = os.lstat(path)
+            found[path] = (facts.st_mode, facts.st_ino, facts.st_size, facts.st_mtime_ns)
+            if stat.S_ISDIR(facts.st_mode):
+                pending += [os.path.join(path, entry) for entry in os.listdir(path)]
+    return found
+
+
+def _clear_temp(kept: State) -> None:
+    """Inside the sandbox, take away what a submission left in its writable places, at any
+    depth (inside the folders that were there before the first submission too: caches), and
+    every file that was there but changed since (``kept``: :func:`_state` then), so that the
+    next submission this worker runs finds nothing of it, and all the room there is its own.
+    A folder is made writable again first (a submission may have taken its own rights away)."""
+    if not kept:
         return
-    folder = tempfile.gettempdir()
-    for entry in set(os.listdir(folder)) - kept:
-        path = os.path.join(folder, entry)
-        if os.path.isdir(path) and not os.path.islink(path):
-            shutil.rmtree(path, ignore_errors=True)
-        else:
+    pending = _writable_places()
+    while pending:
+        path = pending.pop()
+        try:
+            facts = os.lstat(path)
+        except OSError:
+            continue
+        now = (facts.st_mode, facts.st_ino, facts.st_size, facts.st_mtime_ns)
+        was = kept.get(path)
+        if stat.S_ISDIR(facts.st_mode) and was is not None and stat.S_ISDIR(was[0]):
+            if now[0] != was[0] or not os.access(path, os.R_OK | os.W_OK | os.X_OK):
+                with contextlib.suppress(OSError):
+                    os.chmod(path, stat.S_IMODE(was[0]) | stat.S_IRWXU)
             with contextlib.suppress(OSError):
-                os.remove(path)
+                pending += [os.path.join(path, entry) for entry in os.listdir(path)]
+            with contextlib.suppress(OSError):
+                os.chmod(path, stat.S_IMODE(was[0]))
+        elif was != now:
+            _remove(path, facts)
+
+
+def _remove(path: str, facts: os.stat_result) -> None:
+    """Remove ``path`` (a folder with all it holds, whatever rights the submission left it)."""
+    if not stat.S_ISDIR(facts.st_mode):
+        with contextlib.suppress(OSError):
+            os.remove(path)
+        return
+    folders = [path]
+    index = 0
+    while index < len(folders):  # every folder below, made readable and writable
+        with contextlib.suppress(OSError):
+            os.chmod(folders[index], stat.S_IRWXU)
+        with contextlib.suppress(OSError), os.scandir(folders[index]) as entries:
+            folders += [e.path for e in entries if e.is_dir(follow_symlinks=False)]
+        index += 1
+    shutil.rmtree(path, ignore_errors=True)
 
 
 def _wait(child: int, most_processes: int) -> int:
@@ -201,15 +260,15 @@ def main() -> None:
 
     receive, send = open_channel(reading, writing)
     sys.modules["__main__"] = types.ModuleType("__main__")
-    withdraw_unaudited()  # before the snapshot: putting things back never restores them
+    kept = withdraw_unaudited()  # before the snapshot: putting things back never restores them
     settle_optimizers()  # torch wraps each optimizer class's step once: before it is pinned
     pin_methods(classes_tests_hand_over())  # no tensor, module or record hides its methods
-    put_back = take_snapshot()
+    put_back = take_snapshot(kept)
     watch = take_watch()  # what the checks read, looked at again each time one begins
     arm = install_audit_hook()
     leave = os._exit
     send({"op": "ready", "pid": os.getpid()})
-    kept = frozenset(os.listdir(tempfile.gettempdir()))
+    kept = _state()
     while (message := receive()) is not None and message["op"] == "job":
         scratch = tempfile.mkdtemp(prefix="submission-")
         _place_files(scratch, message.get("files"))
