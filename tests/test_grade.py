@@ -207,23 +207,27 @@ def test_grading_without_a_sandbox_says_so_loudly(tmp_path):
     assert "WITHOUT a sandbox" in (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
 
 
-def test_nothing_a_submission_leaves_in_tmp_reaches_the_next_one(tmp_path):
-    """One worker grades both in turn: the first leaves a file in the sandbox's /tmp beside its
-    scratch folder, and the second must not find it there."""
+def _graded_in_turn(tmp_path: Path, last_cells: dict[str, str]) -> list:
+    """Grade a solved notebook per student, each ending with its own extra cell, in the order
+    given, by one worker (so that each submission meets what the one before left)."""
     folder = tmp_path / "submitted"
-    cells = {
-        "ada": "open('/tmp/left-behind.txt', 'w').write('from ada')",
-        "bob": "import os\nprint('found:', os.path.exists('/tmp/left-behind.txt'))",
-    }
-    for student, code in cells.items():
+    for student, code in last_cells.items():
         path = folder / student / UNIT / f"{UNIT}.ipynb"
         path.parent.mkdir(parents=True)
         notebook = solved_learner_notebook(UNIT)
         notebook.cells.append(nbformat.v4.new_code_cell(code))
         nbformat.write(notebook, path)
-    results = grade(
-        folder, out=tmp_path / "out", root=ROOT, workers=1, limits=LIMITS, progress=None
-    )
+    return grade(folder, out=tmp_path / "out", root=ROOT, workers=1, limits=LIMITS, progress=None)
+
+
+def test_nothing_a_submission_leaves_in_tmp_reaches_the_next_one(tmp_path):
+    """One worker grades both in turn: the first leaves a file in the sandbox's /tmp beside its
+    scratch folder, and the second must not find it there."""
+    cells = {
+        "ada": "open('/tmp/left-behind.txt', 'w').write('from ada')",
+        "bob": "import os\nprint('found:', os.path.exists('/tmp/left-behind.txt'))",
+    }
+    results = _graded_in_turn(tmp_path, cells)
     assert [(r.student, r.score) for r in results] == [("ada", FULL), ("bob", FULL)]
     shown = " ".join(" ".join(parts) for parts in results[1].outputs.values())
     assert "found: False" in shown, shown
@@ -370,16 +374,7 @@ def test_nothing_a_submission_leaves_anywhere_reaches_the_next_one(tmp_path):
     before the first one (caches), in /dev/shm or in /dev itself, and the room it takes there,
     must not reach the next submission the same worker grades (nor can /dev grow without
     bound: it is memory)."""
-    folder = tmp_path / "submitted"
-    for student, code in {"ada": _LEAVES_BEHIND, "bob": _FINDS}.items():
-        path = folder / student / UNIT / f"{UNIT}.ipynb"
-        path.parent.mkdir(parents=True)
-        notebook = solved_learner_notebook(UNIT)
-        notebook.cells.append(nbformat.v4.new_code_cell(code))
-        nbformat.write(notebook, path)
-    results = grade(
-        folder, out=tmp_path / "out", root=ROOT, workers=1, limits=LIMITS, progress=None
-    )
+    results = _graded_in_turn(tmp_path, {"ada": _LEAVES_BEHIND, "bob": _FINDS})
     assert [(r.student, r.score) for r in results] == [("ada", FULL), ("bob", FULL)]
     shown = results[1].outputs
     assert any("found: []" in parts[0] for parts in shown.values()), shown

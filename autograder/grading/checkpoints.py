@@ -59,10 +59,6 @@ __all__ = ["take_watch", "names_bound_by", "watch_test_scope", "watch"]
 _TORCH = ("torch", "torch.nn", "torch.nn.functional", "torch.autograd", "torch.optim")
 _COURSE = ("autograder", "gradgraph")
 _MISSING = object()
-_NAME_STORES = frozenset(opcode.opmap[name] for name in ("STORE_NAME", "DELETE_NAME"))
-_GLOBAL_STORES = frozenset(opcode.opmap[name] for name in ("STORE_GLOBAL", "DELETE_GLOBAL"))
-_IMPORT_STAR = opcode.opmap["IMPORT_STAR"]
-_EXTENDED_ARG = opcode.EXTENDED_ARG
 Space = tuple[str, dict[Any, Any], bool]  # (label, the dict, whether nothing may be added)
 
 
@@ -148,31 +144,44 @@ def take_watch() -> Callable[[], list[str]]:
     return watch([*spaces, *private.values()])
 
 
-def names_bound_by(*codes: types.CodeType) -> frozenset[str] | None:
-    """The global names a test cell's ``codes`` bind or delete themselves (its top-level
+def names_bound_by(
+    *codes: types.CodeType,
+    _name_ops=frozenset(opcode.opmap[name] for name in ("STORE_NAME", "DELETE_NAME")),
+    _global_ops=frozenset(opcode.opmap[name] for name in ("STORE_GLOBAL", "DELETE_GLOBAL")),
+    _import_star=opcode.opmap["IMPORT_STAR"],
+    _extended=opcode.EXTENDED_ARG,
+    _code_type=types.CodeType,
+    _type=type,
+    _range=range,
+    _len=len,
+    _frozenset=frozenset,
+) -> frozenset[str] | None:
+    """The global names a cell's ``codes`` bind or delete themselves (their top-level
     ``STORE_NAME``/``DELETE_NAME``, and the ``STORE_GLOBAL``/``DELETE_GLOBAL`` of the functions
-    it defines), read off the bytecode; ``None`` where it imports ``*`` (any name may be its).
+    they define), read off the bytecode with nothing a notebook can replace (the runner asks
+    after the notebook's cells ran); ``None`` where one imports ``*`` (any name may be its).
 
-    >>> text = "import torch\\nx = 1\\ndef f():\\n    global y\\n    y = 2\\nprint(z)"
-    >>> code = compile(text, "c", "exec")
-    >>> sorted(names_bound_by(code))
-    ['f', 'torch', 'x', 'y']
+    >>> text = "import torch.nn as nn\\nx = y = 1\\ndef f():\\n    global z\\n    z = 2\\nprint(w)"
+    >>> sorted(names_bound_by(compile(text, "c", "exec")))
+    ['f', 'nn', 'x', 'y', 'z']
+    >>> names_bound_by(compile("from math import *", "c", "exec")) is None
+    True
     """
-    found: set[str] = set()
+    found: list[str] = []
     for top in codes:
         pending = [top]
         while pending:
             current = pending.pop()
             raw, extended = current.co_code, 0
-            for offset in range(0, len(raw), 2):
+            for offset in _range(0, _len(raw), 2):
                 op, argument = raw[offset], raw[offset + 1] | extended
-                extended = argument << 8 if op == _EXTENDED_ARG else 0
-                if op == _IMPORT_STAR:
+                extended = argument << 8 if op == _extended else 0
+                if op == _import_star:
                     return None
-                if op in _GLOBAL_STORES or (op in _NAME_STORES and current is top):
-                    found.add(current.co_names[argument])
-            pending += [const for const in current.co_consts if type(const) is types.CodeType]
-    return frozenset(found)
+                if op in _global_ops or (op in _name_ops and current is top):
+                    found.append(current.co_names[argument])
+            pending += [const for const in current.co_consts if _type(const) is _code_type]
+    return _frozenset(found)
 
 
 def watch_test_scope(

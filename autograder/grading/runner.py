@@ -55,7 +55,6 @@ Example (the reply's shape)::
 from __future__ import annotations
 
 import builtins
-import opcode
 import random
 import sys
 import types
@@ -190,7 +189,7 @@ def make_runner(
     seeders = _seeders()
     threads = _thread_count()
     bound_compile, bound_exec, base_exception = compile, exec, BaseException
-    changed_names, stored_names = _names, _stored_names
+    changed_names = _names
     the_sys, make_output, the_builtins, module_type = sys, Output, builtins, types.ModuleType
     bound_type, bound_str, no_names = type, str, frozenset()
     checks = checks_code(
@@ -286,8 +285,8 @@ def make_runner(
                 record_sinks[0:] = [(sink, not learner)]
                 entry = record_sinks[0]
                 add_checkpoint_sink(sink)
-            if origin == "course":
-                stores = stored_names(code)
+            if origin == "course":  # (an instructor's cell that imports * binds no name here)
+                stores = own_names(code) or no_names
             bound_exec(code, scope)
             bound_exec(hidden, scope)
         except base_exception as raised:  # a cell may raise anything, SystemExit included
@@ -369,38 +368,6 @@ def make_runner(
             send(run_cell(message))
 
     return run
-
-
-def _stored_names(
-    code: types.CodeType,
-    _stores=frozenset(opcode.opmap[name] for name in ("STORE_NAME", "STORE_GLOBAL")),
-    _store_global=opcode.opmap["STORE_GLOBAL"],
-    _extended=opcode.EXTENDED_ARG,
-    _code_type=types.CodeType,
-    _type=type,
-    _range=range,
-    _len=len,
-) -> frozenset[str]:
-    """The global names ``code`` assigns (its own ``STORE_NAME``, and the ``STORE_GLOBAL`` of
-    the functions it defines), read off the bytecode with nothing a notebook can replace: a
-    name an instructor's cell binds stays the instructor's even when it binds the very object
-    a learner's cell had bound before.
-
-    >>> sorted(_stored_names(compile("import torch.nn as nn\\nx = y = 1\\nprint(z)", "c", "exec")))
-    ['nn', 'x', 'y']
-    """
-    found: list[str] = []
-    pending = [code]
-    while pending:
-        current = pending.pop()
-        raw, extended = current.co_code, 0
-        for offset in _range(0, _len(raw), 2):
-            op, argument = raw[offset], raw[offset + 1] | extended
-            extended = argument << 8 if op == _extended else 0
-            if op in _stores and (current is code or op == _store_global):
-                found.append(current.co_names[argument])
-        pending += [const for const in current.co_consts if _type(const) is _code_type]
-    return frozenset(found)
 
 
 def _names(names: list[str]) -> str:
