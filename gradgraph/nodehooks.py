@@ -77,9 +77,7 @@ class OwnHandle(tuple):
 
     def remove(self) -> None:
         """Take the hook out of its node's table (nothing if the node is gone)."""
-        table = self[0]()
-        if table is not None:
-            table.pop(self[1], None)
+        remove_hooks((self,))
 
 
 def remove_hooks(handles: Iterable[Any]) -> None:

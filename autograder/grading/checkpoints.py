@@ -115,7 +115,8 @@ def _differences(
     names = [key for key in keys if now.get(key, _MISSING) is not was[key]]
     names += [key for key in now if strict and key not in was]
     names += [f"<a key of type {kind}>" for kind in strange]
-    return [f"{label}.{name}" for name in names]
+    prefix = f"{label}." if label else ""  # "": a scope of its own, named by its names alone
+    return [prefix + name for name in names]
 
 
 def take_watch() -> Callable[[], list[str]]:
@@ -239,15 +240,15 @@ def watch_test_scope(
     def changed(
         called: bool,
         returned: bool,
-        _same=_same_as, _taken=_taken, _differing=_differing, _any=any, _all=all, _map=map,
-        _is=is_, _is_not=is_not, _type=type, _str=str, _repeat=repeat, _get=dict.get,
-        _keys=dict.keys, _sorted=sorted, _zip=zip, _list=list,
+        _same=_same_as, _taken=_taken, _differences=_differences, _any=any, _all=all,
+        _map=map, _is=is_, _is_not=is_not, _type=type, _str=str, _repeat=repeat, _get=dict.get,
+        _keys=dict.keys, _sorted=sorted, _zip=zip,
     ) -> list[str]:  # fmt: skip
         found: list[str] = []
         if not _same(builtins_copy, builtins_was):
-            found += [f"builtins.{name}" for name in _differing(builtins_copy, builtins_was)]
+            found += _differences("builtins", builtins_copy, True, *builtins_was[4:])
         if returned and during_call and not _same(scope, during_call[0]):
-            found += _differing(scope, during_call[0])
+            found += _differences("", scope, True, *during_call[0][4:])
         during_call[:] = [_taken("", scope, True)] if called else []
         if own is None:
             return found
@@ -264,22 +265,6 @@ def watch_test_scope(
         return found
 
     return changed
-
-
-def _differing(
-    space: dict[Any, Any], taken: tuple[Any, ...], _type=type, _str=str, _zip=zip, _list=list
-) -> list[str]:
-    """The names whose value in ``space`` is not what :func:`_taken` saw (or that were added or
-    taken away since), and a mention of each key that is not a plain ``str``: read without
-    hashing or comparing any key but exact ``str`` ones."""
-    _, _, _, _, keys, values = taken
-    items = _list(space.items())
-    was = {key: value for key, value in _zip(keys, values) if _type(key) is _str}
-    now = {key: value for key, value in items if _type(key) is _str}
-    names = [key for key, value in now.items() if was.get(key, _MISSING) is not value]
-    names += [key for key in was if key not in now]
-    strange = sum(_type(key) is not _str for key, _ in items)
-    return names + ["<a key that is not a plain string>"] * min(strange, 1)
 
 
 def _same_as(space: dict[Any, Any], taken: tuple[Any, ...]) -> bool:

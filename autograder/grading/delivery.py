@@ -130,8 +130,7 @@ def collect(
     calls ``look(moment)`` (the grader looks at what the checks read; ``moment``: the
     checkpoint), and a record is kept only when a check began since the previous record, and,
     for a call of the learner's code, that code returned since: so no check reads what was not
-    looked at after the notebook's code last
-    ran before it."""
+    looked at after the notebook's code last ran before it."""
     records: list[dict[str, Any]] = []
     refused = 0
     get = trusted.get

@@ -127,7 +127,7 @@ def _writable_places() -> list[str]:
 
 def _state() -> State:
     """Inside the sandbox, every path under its writable places (its ``/tmp``, ``/dev/shm``)
-    with what tells a change: ``(mode, inode, size, modification time)``, links not followed.
+    with its :func:`_signature`, links not followed.
     Taken before the first submission: the caches torch and matplotlib made there then."""
     if not _in_sandbox():  # outside a sandbox the temporary folder is everyone's
         return {}
@@ -137,10 +137,15 @@ def _state() -> State:
         path = pending.pop()
         with contextlib.suppress(OSError):
             facts = os.lstat(path)
-            found[path] = (facts.st_mode, facts.st_ino, facts.st_size, facts.st_mtime_ns)
+            found[path] = _signature(facts)
             if stat.S_ISDIR(facts.st_mode):
                 pending += [os.path.join(path, entry) for entry in os.listdir(path)]
     return found
+
+
+def _signature(facts: os.stat_result) -> tuple[int, int, int, int]:
+    """What tells a change of a path: ``(mode, inode, size, modification time)``."""
+    return facts.st_mode, facts.st_ino, facts.st_size, facts.st_mtime_ns
 
 
 def _clear_temp(kept: State) -> None:
@@ -158,7 +163,7 @@ def _clear_temp(kept: State) -> None:
             facts = os.lstat(path)
         except OSError:
             continue
-        now = (facts.st_mode, facts.st_ino, facts.st_size, facts.st_mtime_ns)
+        now = _signature(facts)
         was = kept.get(path)
         if stat.S_ISDIR(facts.st_mode) and was is not None and stat.S_ISDIR(was[0]):
             if now[0] != was[0] or not os.access(path, os.R_OK | os.W_OK | os.X_OK):
@@ -260,10 +265,10 @@ def main() -> None:
 
     receive, send = open_channel(reading, writing)
     sys.modules["__main__"] = types.ModuleType("__main__")
-    kept = withdraw_unaudited()  # before the snapshot: putting things back never restores them
+    withdrawn = withdraw_unaudited()  # before the snapshot: putting back never restores them
     settle_optimizers()  # torch wraps each optimizer class's step once: before it is pinned
     pin_methods(classes_tests_hand_over())  # no tensor, module or record hides its methods
-    put_back = take_snapshot(kept)
+    put_back = take_snapshot(withdrawn)
     watch = take_watch()  # what the checks read, looked at again each time one begins
     arm = install_audit_hook()
     leave = os._exit
